@@ -1,0 +1,58 @@
+"""The FastAPI app factory: `create_app(settings)` builds a gateway; tests build their own."""
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from cachegate.backends.base import Backend
+from cachegate.errors import APIError, error_body
+from cachegate.routes import router
+from cachegate.services import build_services
+from cachegate.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+def create_app(settings: Settings | None = None, backends: dict[str, Backend] | None = None) -> FastAPI:
+    settings = settings or Settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        app.state.services = await build_services(settings, backends)
+        log.info("cachegate ready: models %s", list(app.state.services.gateway.backends))
+        try:
+            yield
+        finally:
+            await app.state.services.close()
+
+    app = FastAPI(title="cachegate", version="0.1.0", lifespan=lifespan)
+    app.include_router(router)
+    install_error_handlers(app)
+    return app
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(APIError)
+    async def api_error(_: Request, exc: APIError) -> JSONResponse:
+        return exc.response()
+
+    @app.exception_handler(HTTPException)
+    async def http_error(_: Request, exc: HTTPException) -> JSONResponse:
+        kind = "not_found_error" if exc.status_code == 404 else "invalid_request_error"
+        return JSONResponse(error_body(str(exc.detail), kind), status_code=exc.status_code)
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse(error_body(str(exc.errors()[0]["msg"]), "invalid_request_error"), status_code=400)
+
+    @app.exception_handler(Exception)
+    async def unexpected(_: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error")
+        return JSONResponse(error_body("The server had an error while processing your request", "server_error"),
+                            status_code=500)

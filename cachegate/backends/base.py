@@ -1,0 +1,75 @@
+"""The backend contract: `generate(request)` streams `Chunk`s of one answer.
+
+The in-process engine, an engine server and any OpenAI-compatible upstream all honour it, so the
+gateway's pipeline never knows which one answers.
+"""
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from engine.sampling_params import SamplingParams
+
+
+@dataclass
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def as_dict(self) -> dict[str, int]:
+        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "total_tokens": self.total_tokens}
+
+
+@dataclass
+class BackendRequest:
+    """One generation: chat `messages` or a plain `prompt`, never both."""
+    model: str
+    params: SamplingParams
+    messages: list[dict[str, Any]] | None = None
+    prompt: str | None = None
+    tools: list[dict[str, Any]] | None = None
+    tenant: str = "default"
+    priority: int = 0
+    request_id: str = ""
+    max_tokens_explicit: bool = True    # False: the default may be clamped to the room left in context
+    extra: dict[str, Any] = field(default_factory=dict)  # other answer-changing fields (tool_choice...)
+
+    def __post_init__(self) -> None:
+        assert (self.messages is None) != (self.prompt is None), "a request carries messages or a prompt"
+
+
+@dataclass
+class Chunk:
+    """A text delta; the last chunk of an answer carries `finish_reason` and `usage`."""
+    text: str = ""
+    finish_reason: str | None = None
+    usage: Usage | None = None
+
+
+@dataclass
+class ModelInfo:
+    name: str
+    tier: str
+    max_context: int
+    default_max_tokens: int = 256
+    owned_by: str = "cachegate"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Backend(Protocol):
+    info: ModelInfo
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    def generate(self, request: BackendRequest) -> AsyncIterator[Chunk]:
+        """Stream the answer. Raises `cachegate.errors.APIError` for a request it cannot serve
+        (context too long: 400) before the first chunk, and for its own failures (503)."""
+        ...

@@ -1,0 +1,88 @@
+"""The in-process backend: the gateway's own engine, loaded into this process from a model spec.
+
+Turns a `BackendRequest` into prompt token ids (the model's chat template or plain text), fits
+`max_tokens` to the context, and streams the engine's outputs as `Chunk`s.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from cachegate.backends.base import BackendRequest, Chunk, ModelInfo, Usage
+from cachegate.errors import BackendUnavailable, ContextLengthExceeded, InvalidRequest
+from cachegate.settings import ModelSettings
+
+log = logging.getLogger(__name__)
+
+
+class InProcessBackend:
+    def __init__(self, model: ModelSettings, engine: Any = None) -> None:
+        self.settings = model
+        self.engine = engine
+        self.info = ModelInfo(model.name, model.tier, model.max_context or 0, model.default_max_tokens)
+
+    async def start(self) -> None:
+        if self.engine is None:
+            self.engine = await asyncio.to_thread(load_engine, self.settings)
+        limit = self.engine.max_context
+        self.info.max_context = min(self.settings.max_context or limit, limit)
+
+    async def close(self) -> None:
+        if self.engine is not None:
+            await self.engine.shutdown()
+
+    async def generate(self, request: BackendRequest) -> AsyncIterator[Chunk]:
+        prompt_ids = self.prompt_ids(request)
+        params = self.fit_to_context(request, len(prompt_ids))
+        try:
+            async for out in self.engine.generate(prompt_ids, params, request_id=request.request_id,
+                                                  tenant=request.tenant, priority=request.priority):
+                usage = Usage(out.prompt_tokens, out.completion_tokens) if out.finish_reason else None
+                yield Chunk(out.text, out.finish_reason, usage)
+        except ValueError as exc:
+            raise InvalidRequest(str(exc)) from exc
+        except (RuntimeError, MemoryError) as exc:
+            log.exception("engine %s failed", self.info.name)
+            raise BackendUnavailable(f"the engine of '{self.info.name}' failed: {exc}") from exc
+
+    def prompt_ids(self, request: BackendRequest) -> list[int]:
+        tokenizer = self.engine.tokenizer
+        if request.prompt is not None:
+            return tokenizer.encode(request.prompt)
+        try:
+            return tokenizer.apply_chat_template(request.messages, add_generation_prompt=True,
+                                                 tools=request.tools)
+        except Exception as exc:  # the model's own template rejects the conversation (e.g. role order)
+            raise InvalidRequest(f"The conversation does not fit the model's chat template: {exc}",
+                                 param="messages") from exc
+
+    def fit_to_context(self, request: BackendRequest, prompt_len: int):
+        params = request.params
+        limit = self.info.max_context
+        room = limit - prompt_len
+        if room < 1:
+            raise ContextLengthExceeded(
+                f"This model's maximum context length is {limit} tokens. However, your messages resulted "
+                f"in {prompt_len} tokens. Please reduce the length of the messages.")
+        if params.max_tokens > room:
+            if request.max_tokens_explicit:
+                raise ContextLengthExceeded(
+                    f"This model's maximum context length is {limit} tokens. However, you requested "
+                    f"{prompt_len + params.max_tokens} tokens ({prompt_len} in the messages, "
+                    f"{params.max_tokens} in the completion). Please reduce the length of the messages "
+                    f"or completion.")
+            params = type(params)(**{**params.__dict__, "max_tokens": room})
+        return params
+
+
+def load_engine(model: ModelSettings) -> Any:
+    import torch
+
+    from engine.async_engine import AsyncEngine
+    device = model.device
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    log.info("loading %s from %s on %s", model.name, model.path, device)
+    return AsyncEngine.from_pretrained(model.path, device=device, dtype=getattr(torch, model.dtype))

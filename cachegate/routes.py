@@ -1,0 +1,86 @@
+"""HTTP routes of the OpenAI-compatible API. Thin: parse, call the pipeline, shape the response."""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+
+from cachegate.errors import APIError, InvalidRequest
+from cachegate.pipeline import Outcome
+from cachegate.responses import Envelope, collect, sse, whole
+from cachegate.services import Services
+from cachegate.translate import ENDPOINT_SCHEMAS, parse_body, to_backend_request
+
+router = APIRouter()
+
+
+@router.post("/v1/chat/completions")
+async def chat_completions(http: Request) -> Response:
+    return await complete(http, "chat")
+
+
+@router.post("/v1/completions")
+async def completions(http: Request) -> Response:
+    return await complete(http, "completions")
+
+
+@router.get("/v1/models")
+async def list_models(http: Request) -> dict[str, Any]:
+    services: Services = http.app.state.services
+    data = [{"id": b.info.name, "object": "model", "created": services.started, "owned_by": b.info.owned_by,
+             "tier": b.info.tier, "max_context": b.info.max_context}
+            for b in services.gateway.backends.values()]
+    return {"object": "list", "data": data}
+
+
+@router.get("/healthz")
+async def healthz(http: Request) -> dict[str, Any]:
+    services: Services = http.app.state.services
+    stores = {name: ("up" if store.healthy else "down") for name, store in services.stores.items()}
+    status = "ok" if all(v == "up" for v in stores.values()) else "degraded"
+    return {"status": status, "models": list(services.gateway.backends), "stores": stores}
+
+
+async def complete(http: Request, kind: str) -> Response:
+    services: Services = http.app.state.services
+    cache = "error"
+    try:
+        body = parse_body(await read_body(http, services.settings.server.max_body_bytes), ENDPOINT_SCHEMAS[kind])
+        backend = services.gateway.backend_for(body.model)
+        request = to_backend_request(body, backend.info.name, backend.info.default_max_tokens,
+                                     tenant=services.tenant_of(http))
+        outcome = await services.gateway.serve(kind, request)
+        cache = outcome.cache
+        response = await shape(kind, outcome, body.stream, body.include_usage)
+    except APIError as exc:
+        services.stats.count(kind, cache, exc.status)
+        return exc.response()
+    services.stats.count(kind, cache, response.status_code)
+    return response
+
+
+async def shape(kind: str, outcome: Outcome, stream: bool, include_usage: bool) -> Response:
+    headers = {"x-cachegate-cache": outcome.cache, "x-cachegate-key": outcome.key,
+               "x-cachegate-route": outcome.model}
+    envelope = Envelope(kind, outcome.model)
+    if stream:
+        return StreamingResponse(sse(envelope, outcome.chunks, include_usage), media_type="text/event-stream",
+                                 headers=headers | {"cache-control": "no-cache"})
+    started = time.perf_counter()
+    answer = await collect(outcome.chunks)
+    headers["x-cachegate-backend-ms"] = f"{(time.perf_counter() - started) * 1000:.1f}"
+    return JSONResponse(whole(envelope, answer), headers=headers)
+
+
+async def read_body(http: Request, limit: int) -> bytes:
+    declared = http.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise InvalidRequest(f"The request body is larger than {limit} bytes", code="request_too_large",
+                             status=413)
+    raw = await http.body()
+    if len(raw) > limit:
+        raise InvalidRequest(f"The request body is larger than {limit} bytes", code="request_too_large",
+                             status=413)
+    return raw

@@ -1,0 +1,69 @@
+"""Assembly: the stores, tiers, backends and pipeline the app serves with, built from the settings.
+
+Tests inject their own backends; everything else comes from the same settings object.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from fastapi import Request
+
+from cachegate.backends.base import Backend
+from cachegate.cache.exact import ExactTier
+from cachegate.pipeline import Gateway
+from cachegate.settings import Settings
+from cachegate.stats import Stats
+from cachegate.stores.guarded import GuardedStore
+from cachegate.stores.memory import MemoryStore
+from policies.admission import AdmissionPolicy
+
+
+@dataclass
+class Services:
+    settings: Settings
+    gateway: Gateway
+    stats: Stats
+    stores: dict[str, GuardedStore] = field(default_factory=dict)
+    started: int = field(default_factory=lambda: int(time.time()))
+
+    def tenant_of(self, http: Request) -> str:
+        return "default"
+
+    async def close(self) -> None:
+        for backend in self.gateway.backends.values():
+            await backend.close()
+        for store in self.stores.values():
+            await store.close()
+
+
+def build_store(settings: Settings) -> GuardedStore:
+    exact = settings.cache.exact
+    if exact.store == "redis":
+        if not settings.redis.url:
+            raise ValueError("cache.exact.store is 'redis' but redis.url is not set")
+        from cachegate.stores.redis import RedisStore
+        store = RedisStore(settings.redis.url, settings.redis.key_prefix, settings.redis.socket_timeout_s)
+    else:
+        store = MemoryStore(max_bytes=exact.max_bytes)
+    return GuardedStore(store, retry_interval_s=settings.redis.retry_interval_s)
+
+
+def build_backends(settings: Settings) -> dict[str, Backend]:
+    from cachegate.backends.inprocess import InProcessBackend
+    return {m.name: InProcessBackend(m) for m in settings.models}
+
+
+async def build_services(settings: Settings, backends: dict[str, Backend] | None = None) -> Services:
+    backends = backends if backends is not None else build_backends(settings)
+    for backend in backends.values():
+        await backend.start()
+    stats = Stats()
+    stores: dict[str, GuardedStore] = {}
+    exact = None
+    if settings.cache.exact.enabled:
+        stores["exact"] = build_store(settings)
+        exact = ExactTier(stores["exact"], settings.cache.exact.namespace, settings.cache.exact.ttl_s)
+    admission = AdmissionPolicy(store_truncated=settings.cache.store_truncated, ttl_s=settings.cache.exact.ttl_s)
+    gateway = Gateway(backends, exact, admission, stats)
+    return Services(settings, gateway, stats, stores)

@@ -1,0 +1,77 @@
+"""Redis store over `redis.asyncio`: entries shared by every gateway replica, TTL kept by Redis.
+
+Connection failures surface as `StoreUnavailable` after a short socket timeout; the tier above decides
+to skip the store. The client reconnects by itself, so service resumes when Redis is back.
+"""
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import redis.asyncio as aioredis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from cachegate.stores.base import StoreStats, StoreUnavailable
+
+_UNREACHABLE = (RedisConnectionError, RedisTimeoutError, OSError)
+
+
+class RedisStore:
+    name = "redis"
+
+    def __init__(self, url: str, key_prefix: str = "cachegate:", socket_timeout_s: float = 0.5) -> None:
+        self.prefix = key_prefix
+        self.client = aioredis.Redis.from_url(
+            url, socket_timeout=socket_timeout_s, socket_connect_timeout=socket_timeout_s,
+            health_check_interval=0, retry_on_timeout=False,
+        )
+
+    async def get(self, key: str) -> bytes | None:
+        return await self._call(self.client.get, self.prefix + key)
+
+    async def set(self, key: str, value: bytes, ttl_s: float | None = None) -> None:
+        px = None if ttl_s is None else max(1, int(ttl_s * 1000))
+        await self._call(self.client.set, self.prefix + key, value, px=px)
+
+    async def delete(self, key: str) -> bool:
+        return bool(await self._call(self.client.delete, self.prefix + key))
+
+    async def scan(self, namespace: str) -> AsyncIterator[str]:
+        pattern = _escape_glob(f"{self.prefix}{namespace}:") + "*"
+        try:
+            async for raw in self.client.scan_iter(match=pattern, count=500):
+                yield raw.decode()[len(self.prefix):]
+        except _UNREACHABLE as exc:
+            raise StoreUnavailable(str(exc)) from exc
+
+    async def stats(self) -> StoreStats:
+        """Entries under this gateway's prefix (a SCAN: for dashboards, not the hot path) and Redis memory."""
+        pattern = _escape_glob(self.prefix) + "*"
+        try:
+            entries = 0
+            async for _ in self.client.scan_iter(match=pattern, count=1000):
+                entries += 1
+        except _UNREACHABLE as exc:
+            raise StoreUnavailable(str(exc)) from exc
+        info = await self._call(self.client.info, "memory")
+        return StoreStats(entries=entries, bytes=int(info.get("used_memory", 0)))
+
+    async def ping(self) -> bool:
+        try:
+            return bool(await self.client.ping())
+        except (RedisError, OSError):
+            return False
+
+    async def close(self) -> None:
+        await self.client.aclose()
+
+    async def _call(self, fn, *args, **kwargs):
+        try:
+            return await fn(*args, **kwargs)
+        except _UNREACHABLE as exc:
+            raise StoreUnavailable(f"redis: {exc}") from exc
+
+
+def _escape_glob(text: str) -> str:
+    return "".join("\\" + ch if ch in "*?[]\\" else ch for ch in text)

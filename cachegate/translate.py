@@ -1,0 +1,81 @@
+"""OpenAI request bodies → `BackendRequest`: parse, validate, resolve defaults.
+
+Bad input raises `InvalidRequest` naming the parameter, in OpenAI's words where it has them.
+"""
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from cachegate.backends.base import BackendRequest
+from cachegate.errors import InvalidRequest
+from cachegate.schema import ChatCompletionRequest, CompletionRequest, SamplingFields
+from engine.sampling_params import SamplingParams
+
+ENDPOINT_SCHEMAS: dict[str, type[SamplingFields]] = {
+    "chat": ChatCompletionRequest,
+    "completions": CompletionRequest,
+}
+
+
+def parse_body(raw: bytes, schema: type[BaseModel]) -> Any:
+    try:
+        data = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InvalidRequest(f"We could not parse the JSON body of your request: {exc}") from None
+    if not isinstance(data, dict):
+        raise InvalidRequest("The request body must be a JSON object")
+    try:
+        return schema.model_validate(data)
+    except ValidationError as exc:
+        raise validation_error(exc) from None
+
+
+_TYPE_SEGMENTS = {"str", "int", "float", "bool", "dict", "list", "none", "literal"}
+
+
+def validation_error(exc: ValidationError) -> InvalidRequest:
+    """The most telling of pydantic's errors (our own checks first), with its location as `param`."""
+    errors = exc.errors()
+    first = next((e for e in errors if e["type"] == "value_error"), errors[0])
+    param = ".".join(str(part) for part in first["loc"] if _is_field(part)) or None
+    message = first["msg"].removeprefix("Value error, ")
+    if first["type"] == "missing":
+        message = f"Missing required parameter: '{param}'"
+    elif param:
+        message = f"Invalid value for '{param}': {message}"
+    return InvalidRequest(message, param=param, code="invalid_value" if first["type"] != "missing"
+                          else "missing_required_parameter")
+
+
+def _is_field(part: str | int) -> bool:
+    return isinstance(part, int) or (part.isidentifier() and part not in _TYPE_SEGMENTS)
+
+
+def to_backend_request(body: SamplingFields, model: str, default_max_tokens: int,
+                       tenant: str = "default") -> BackendRequest:
+    requested = body.requested_max_tokens  # type: ignore[attr-defined]
+    params = SamplingParams(
+        max_tokens=requested or default_max_tokens,
+        temperature=1.0 if body.temperature is None else body.temperature,
+        top_p=1.0 if body.top_p is None else body.top_p,
+        top_k=body.top_k or 0,
+        seed=body.seed,
+        stop=list(body.stop or []),
+    )
+    common = dict(model=model, params=params, tenant=tenant, max_tokens_explicit=requested is not None,
+                  request_id=uuid.uuid4().hex)
+    if isinstance(body, ChatCompletionRequest):
+        return BackendRequest(messages=[m.canonical() for m in body.messages], tools=body.tools,
+                              extra=_chat_extra(body), **common)
+    assert isinstance(body, CompletionRequest)
+    return BackendRequest(prompt=body.prompt, **common)
+
+
+def _chat_extra(body: ChatCompletionRequest) -> dict[str, Any]:
+    """Answer-changing chat fields the engine does not read itself but the cache key must cover."""
+    return {k: v for k, v in (("tool_choice", body.tool_choice), ("response_format", body.response_format))
+            if v is not None}

@@ -1,0 +1,1 @@
+"""Pure decisions of the gateway, no I/O: routing, thresholds, admission, eviction."""

@@ -1,0 +1,33 @@
+"""Gateway fixtures: an app over the stand-in backend, with the memory store or a real Redis."""
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from cachegate.app import create_app
+from cachegate.settings import load_settings
+from tests.support.fake_backend import EchoBackend
+
+
+def make_settings(**overrides):
+    base = {"models": [{"name": "echo"}]}
+    for key, value in overrides.items():
+        base[key] = value
+    return load_settings(env={}, overrides=base)
+
+
+@pytest.fixture
+def backend() -> EchoBackend:
+    return EchoBackend()
+
+
+@pytest.fixture
+def client(backend):
+    app = create_app(make_settings(), backends={"echo": backend})
+    with TestClient(app) as c:
+        yield c
+
+
+def chat(client, content="hello there", **fields):
+    body = {"model": "echo", "messages": [{"role": "user", "content": content}]} | fields
+    return client.post("/v1/chat/completions", json=body)
