@@ -1,0 +1,72 @@
+"""Settings precedence: YAML file < CACHEGATE_* environment < CLI flags; bad config fails clearly."""
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from cachegate.cli import main, settings_from_args
+from cachegate.settings import Settings, load_settings
+
+
+def write(tmp_path, text: str):
+    path = tmp_path / "cachegate.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_embedded_defaults_serve_smollm2_with_a_memory_cache():
+    s = Settings()
+    assert (s.server.host, s.server.port) == ("127.0.0.1", 8000)
+    assert s.cache.exact.store == "memory"
+    assert s.default_model_name == "smollm2-135m-instruct"
+    assert s.models[0].backend == "inprocess"
+
+
+def test_yaml_then_env_then_overrides(tmp_path):
+    path = write(tmp_path, "server:\n  port: 9000\n  host: 0.0.0.0\ncache:\n  exact:\n    ttl_s: 60\n")
+    env = {"CACHEGATE_SERVER__PORT": "9100", "CACHEGATE_CACHE__EXACT__STORE": "redis", "OTHER": "x"}
+    s = load_settings(path, env=env, overrides={"server": {"port": 9200}})
+    assert s.server.port == 9200           # CLI beats env beats file
+    assert s.server.host == "0.0.0.0"      # file value kept where nobody overrides it
+    assert s.cache.exact.store == "redis"  # env
+    assert s.cache.exact.ttl_s == 60       # file
+
+
+def test_env_values_are_typed():
+    s = load_settings(env={"CACHEGATE_CACHE__EXACT__ENABLED": "false", "CACHEGATE_CACHE__EXACT__MAX_BYTES": "1024"})
+    assert s.cache.exact.enabled is False
+    assert s.cache.exact.max_bytes == 1024
+
+
+@pytest.mark.parametrize("text", [
+    "server:\n  port: -1\n",
+    "server:\n  prot: 9000\n",              # typo: unknown keys are errors, not silently ignored
+    "cache:\n  exact:\n    store: memcached\n",
+    "models: []\n",
+    "models:\n  - name: a\n  - name: a\n",
+])
+def test_invalid_config_is_rejected(tmp_path, text):
+    with pytest.raises(ValidationError):
+        load_settings(write(tmp_path, text), env={})
+
+
+def test_config_must_be_a_mapping(tmp_path):
+    with pytest.raises(ValueError, match="mapping"):
+        load_settings(write(tmp_path, "- a\n- b\n"), env={})
+
+
+def test_cli_flags_override_the_file(tmp_path, monkeypatch):
+    import argparse
+    path = write(tmp_path, "server:\n  port: 9000\n")
+    monkeypatch.delenv("CACHEGATE_SERVER__PORT", raising=False)
+    args = argparse.Namespace(config=str(path), host=None, port=9300, log_level="debug",
+                              redis_url="redis://127.0.0.1:1/0")
+    s = settings_from_args(args)
+    assert s.server.port == 9300 and s.server.log_level == "debug"
+    assert s.cache.exact.store == "redis" and s.redis.url == "redis://127.0.0.1:1/0"
+
+
+def test_cli_without_a_verb_fails(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([])
+    assert exc.value.code == 2
