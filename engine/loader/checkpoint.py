@@ -1,0 +1,28 @@
+"""`Checkpoint`: what every loader returns, whatever the file format.
+
+Weights use our module names before packing (`layers.3.attn.q_proj.weight`); the model packs them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from engine.config import ModelConfig
+from engine.tokenizer import Tokenizer
+
+
+@dataclass
+class Checkpoint:
+    config: ModelConfig
+    weights: dict[str, torch.Tensor]   # our names -> fp32 (or stored dtype) CPU tensors
+    tokenizer: Tokenizer
+    path: Path
+
+
+def infer_weight_flags(config: ModelConfig, weights: dict[str, torch.Tensor]) -> None:
+    """Set the flags a checkpoint proves by which tensors it holds (bias, qk-norm, tied head)."""
+    config.attention_bias = config.attention_bias or "layers.0.attn.q_proj.bias" in weights
+    config.qk_norm = config.qk_norm or "layers.0.attn.q_norm.weight" in weights
+    config.tie_word_embeddings = config.tie_word_embeddings or "lm_head.weight" not in weights

@@ -1,0 +1,106 @@
+"""Reading an HF checkpoint folder: config.json (+ generation_config.json) and *.safetensors shards.
+
+Tensor names are mapped to ours (`model.layers.3.self_attn.q_proj` -> `layers.3.attn.q_proj`).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file
+
+from engine.config import ModelConfig
+from engine.errors import UnsupportedModelError
+from engine.loader.checkpoint import Checkpoint, infer_weight_flags
+from engine.loader.hf_tokenizer import build_hf_tokenizer
+
+RENAMES = (
+    ("self_attn.", "attn."), ("input_layernorm.", "attn_norm."), ("post_attention_layernorm.", "mlp_norm."),
+)
+SUPPORTED = {"llama", "mistral", "qwen2", "qwen3", "smollm3"}
+
+
+def read_json(path: Path) -> dict:
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def as_list(value) -> list[int]:
+    return [] if value is None else [int(v) for v in (value if isinstance(value, list) else [value])]
+
+
+def eos_ids(cfg: dict, generation: dict) -> list[int]:
+    """Stop ids from config.json and generation_config.json, in order, without repeats."""
+    return list(dict.fromkeys(as_list(cfg.get("eos_token_id")) + as_list(generation.get("eos_token_id"))))
+
+
+def rope_fields(cfg: dict) -> tuple[float, dict | None]:
+    """(theta, scaling) from either the old (`rope_theta`, `rope_scaling`) or new (`rope_parameters`) keys."""
+    params = dict(cfg.get("rope_parameters") or {})
+    theta = float(cfg.get("rope_theta") or params.get("rope_theta") or 10000.0)
+    scaling = dict(cfg.get("rope_scaling") or params)
+    scaling.pop("rope_theta", None)
+    if "type" in scaling:
+        scaling["rope_type"] = scaling.pop("type")
+    return theta, (scaling if scaling.get("rope_type", "default") != "default" else None)
+
+
+def hf_config(cfg: dict, generation: dict) -> ModelConfig:
+    if cfg.get("model_type") not in SUPPORTED:
+        kind = cfg.get("model_type")
+        raise UnsupportedModelError(f"model_type {kind!r} is not supported (have {sorted(SUPPORTED)})")
+    if cfg.get("hidden_act", "silu") != "silu":
+        raise UnsupportedModelError(f"hidden_act {cfg['hidden_act']!r} is not supported (only silu)")
+    heads = int(cfg["num_attention_heads"])
+    theta, scaling = rope_fields(cfg)
+    return ModelConfig(
+        architecture=cfg["model_type"],
+        vocab_size=int(cfg["vocab_size"]),
+        hidden_size=int(cfg["hidden_size"]),
+        intermediate_size=int(cfg["intermediate_size"]),
+        num_layers=int(cfg["num_hidden_layers"]),
+        num_heads=heads,
+        num_kv_heads=int(cfg.get("num_key_value_heads") or heads),
+        head_dim=int(cfg.get("head_dim") or cfg["hidden_size"] // heads),
+        rms_norm_eps=float(cfg.get("rms_norm_eps", 1e-6)),
+        rope_theta=theta,
+        rope_scaling=scaling,
+        max_context=int(cfg.get("max_position_embeddings", 2048)),
+        attention_bias=bool(cfg.get("attention_bias", cfg["model_type"] == "qwen2")),
+        tie_word_embeddings=bool(cfg.get("tie_word_embeddings", False)),
+        bos_token_id=cfg.get("bos_token_id"),
+        eos_token_ids=eos_ids(cfg, generation),
+    )
+
+
+def our_name(hf_name: str) -> str:
+    name = hf_name.removeprefix("model.")
+    for old, new in RENAMES:
+        name = name.replace(old, new)
+    return name
+
+
+def shard_files(folder: Path) -> list[Path]:
+    index = read_json(folder / "model.safetensors.index.json")
+    if index:
+        files = sorted({folder / f for f in index["weight_map"].values()})
+    else:
+        files = sorted(folder.glob("*.safetensors"))
+    if not files:
+        raise UnsupportedModelError(f"{folder} has no *.safetensors weights")
+    return files
+
+
+def hf_weights(folder: Path) -> dict[str, torch.Tensor]:
+    weights = {}
+    for file in shard_files(folder):
+        weights.update({our_name(k): v for k, v in load_file(file).items()})
+    return weights
+
+
+def load_hf_folder(folder: Path) -> Checkpoint:
+    folder = Path(folder)
+    config = hf_config(read_json(folder / "config.json"), read_json(folder / "generation_config.json"))
+    weights = hf_weights(folder)
+    infer_weight_flags(config, weights)
+    return Checkpoint(config, weights, build_hf_tokenizer(folder), folder)
