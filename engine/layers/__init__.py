@@ -1,0 +1,1 @@
+"""Building blocks of the model: norm, rotary embedding, packed linear, and the attention boundary."""
