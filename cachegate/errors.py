@@ -47,14 +47,35 @@ class ContextLengthExceeded(APIError):
         super().__init__(message, param="messages", code="context_length_exceeded")
 
 
-class BackendUnavailable(APIError):
+class BackendError(APIError):
+    """A backend failed. `retryable` failures (connection, timeout, 429, 5xx) may go to another try,
+    replica or tier; the others (the backend refused the request itself) go back to the client."""
     status = 503
     type = "server_error"
+    retryable = True
+
+    def __init__(self, message: str, *, retry_after_s: float | None = None, **kw) -> None:
+        super().__init__(message, **kw)
+        self.retry_after_s = retry_after_s
 
 
-class BackendTimeout(APIError):
+class BackendUnavailable(BackendError):
+    """503: unreachable, broken, or its circuit is open."""
+
+
+class BackendTimeout(BackendError):
     status = 504
     type = "timeout_error"
+
+
+class BackendRateLimited(BackendError):
+    status = 429
+    type = "rate_limit_error"
+
+
+class BackendRejected(BackendError):
+    """The backend answered 4xx to the request itself: passed through, never retried."""
+    retryable = False
 
 
 def error_body(message: str, type: str, param: str | None = None, code: str | None = None) -> dict[str, Any]:
