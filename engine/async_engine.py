@@ -10,9 +10,9 @@ import asyncio
 import itertools
 import queue
 import threading
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import AsyncIterator
 
 import torch
 
@@ -62,12 +62,12 @@ class AsyncEngine:
 
     @classmethod
     def from_pretrained(cls, spec: str | Path = DEFAULT_MODEL, device: str | torch.device = "cpu",
-                        dtype: str | torch.dtype = torch.float32) -> "AsyncEngine":
+                        dtype: str | torch.dtype = torch.float32) -> AsyncEngine:
         """Blocking (seconds): load off the event loop, e.g. with `asyncio.to_thread`."""
         return cls(LLMEngine.from_pretrained(spec, device, dtype))
 
     @classmethod
-    def from_config(cls, config: EngineConfig) -> "AsyncEngine":
+    def from_config(cls, config: EngineConfig) -> AsyncEngine:
         return cls(LLMEngine.from_config(config))
 
     @property
@@ -147,10 +147,12 @@ class AsyncEngine:
         stream = self.engine.stream(job.seq)
         try:
             for out in stream:
-                job.push(out)
-                if out.finished:
+                if out.finished:  # book-keeping first, so a consumer seeing its last output sees it done
                     self.counters.finished += 1
+                    self._running = None
+                    job.push(out)
                     return
+                job.push(out)
                 if job.abandoned.is_set():
                     self.counters.abandoned += 1
                     return

@@ -23,7 +23,8 @@ class ModelConfig:
     rope_theta: float = 10000.0
     rope_scaling: dict | None = None  # HF-style dict ({"rope_type": "llama3", "factor": ...}) or None
     max_context: int = 2048           # tokens: prompt + completion
-    attention_bias: bool = False      # q/k/v projections carry a bias (Qwen2)
+    attention_bias: bool = False      # q/k/v projections carry a bias (Qwen2, some Llamas)
+    attention_out_bias: bool = False  # o_proj carries a bias too (Llama with attention_bias)
     qk_norm: bool = False             # per-head RMSNorm on q and k before RoPE (Qwen3)
     tie_word_embeddings: bool = False
     bos_token_id: int | None = None

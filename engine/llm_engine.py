@@ -3,8 +3,8 @@ prefill to its finish, yielding a `RequestOutput` per token. The async API drive
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import torch
 
@@ -27,13 +27,13 @@ class LLMEngine:
 
     @classmethod
     def from_pretrained(cls, spec: str | Path = DEFAULT_MODEL, device: str | torch.device = "cpu",
-                        dtype: str | torch.dtype = torch.float32) -> "LLMEngine":
+                        dtype: str | torch.dtype = torch.float32) -> LLMEngine:
         checkpoint = load_checkpoint(spec)
         runner = ModelRunner(checkpoint, device, parse_dtype(dtype))
         return cls(runner, checkpoint.tokenizer, checkpoint.config.name)
 
     @classmethod
-    def from_config(cls, config: EngineConfig) -> "LLMEngine":
+    def from_config(cls, config: EngineConfig) -> LLMEngine:
         return cls.from_pretrained(config.model, config.device, config.dtype)
 
     @property

@@ -11,7 +11,7 @@ from engine.loader.gguf_file import load_gguf
 from engine.loader.hf_folder import load_hf_folder
 from engine.loader.resolve import DEFAULT_MODEL, model_name_for, resolve_model_path
 
-__all__ = ["Checkpoint", "DEFAULT_MODEL", "load_checkpoint", "resolve_model_path"]
+__all__ = ["DEFAULT_MODEL", "Checkpoint", "load_checkpoint", "resolve_model_path"]
 
 
 def load_checkpoint(spec: str | Path = DEFAULT_MODEL) -> Checkpoint:

@@ -24,5 +24,6 @@ class Checkpoint:
 def infer_weight_flags(config: ModelConfig, weights: dict[str, torch.Tensor]) -> None:
     """Set the flags a checkpoint proves by which tensors it holds (bias, qk-norm, tied head)."""
     config.attention_bias = config.attention_bias or "layers.0.attn.q_proj.bias" in weights
+    config.attention_out_bias = "layers.0.attn.o_proj.bias" in weights
     config.qk_norm = config.qk_norm or "layers.0.attn.q_norm.weight" in weights
     config.tie_word_embeddings = config.tie_word_embeddings or "lm_head.weight" not in weights

@@ -5,7 +5,7 @@ pre-tokenizer that splits text the same way (smollm: every digit alone, then the
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from tokenizers import AddedToken, decoders, models, pre_tokenizers, processors
 from tokenizers import Tokenizer as Backend

@@ -49,6 +49,8 @@ def hf_config(cfg: dict, generation: dict) -> ModelConfig:
     if cfg.get("model_type") not in SUPPORTED:
         kind = cfg.get("model_type")
         raise UnsupportedModelError(f"model_type {kind!r} is not supported (have {sorted(SUPPORTED)})")
+    if cfg.get("mlp_bias"):
+        raise UnsupportedModelError("mlp_bias is not supported")
     if cfg.get("hidden_act", "silu") != "silu":
         raise UnsupportedModelError(f"hidden_act {cfg['hidden_act']!r} is not supported (only silu)")
     heads = int(cfg["num_attention_heads"])

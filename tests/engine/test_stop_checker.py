@@ -1,6 +1,8 @@
 """Stop strings over streamed text: cut at the first stop, hold back what might become one."""
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -52,7 +54,7 @@ def test_no_stops_passes_everything_through():
        cuts=st.lists(st.integers(0, 40), max_size=8))
 def test_any_split_shows_exactly_the_text_before_the_first_stop(text, stop, cuts):
     bounds = sorted({0, len(text), *[c for c in cuts if c <= len(text)]})
-    deltas = [text[a:b] for a, b in zip(bounds, bounds[1:])]
+    deltas = [text[a:b] for a, b in itertools.pairwise(bounds)]
     shown, checker = stream([stop], deltas)
     out = "".join(shown) + checker.flush()
     expected = text[: text.find(stop)] if stop in text else text

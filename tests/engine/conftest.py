@@ -1,0 +1,51 @@
+"""Engine fixtures: the packaged SmolLM2 GGUF loaded once per session, by us and by transformers
+(the reference), so every parity test shares one copy of each.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+from engine.llm_engine import LLMEngine
+from engine.loader import Checkpoint, load_checkpoint, resolve_model_path
+from engine.model_runner import ModelRunner
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+MODEL = "smollm2-135m-instruct"
+
+
+@pytest.fixture(scope="session")
+def gguf_path() -> Path:
+    return resolve_model_path(MODEL)
+
+
+@pytest.fixture(scope="session")
+def checkpoint() -> Checkpoint:
+    return load_checkpoint(MODEL)
+
+
+@pytest.fixture(scope="session")
+def llm(checkpoint) -> LLMEngine:
+    return LLMEngine(ModelRunner(checkpoint), checkpoint.tokenizer, checkpoint.config.name)
+
+
+@pytest.fixture(scope="session")
+def tokenizer(checkpoint):
+    return checkpoint.tokenizer
+
+
+@pytest.fixture(scope="session")
+def hf_tokenizer(gguf_path):
+    from transformers import AutoTokenizer
+    return AutoTokenizer.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
+
+
+@pytest.fixture(scope="session")
+def hf_model(gguf_path):
+    from transformers import AutoModelForCausalLM
+    model = AutoModelForCausalLM.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name,
+                                                 dtype=torch.float32)
+    return model.eval()
