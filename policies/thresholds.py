@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from policies.signals import FEATURES, pair_features
+from policies.signals import FEATURES, pair_features, words
 
 
 @dataclass(frozen=True)
@@ -99,8 +99,13 @@ class CalibratedPolicy:
         if c.cosine < self.min_cosine:
             return Decision(False, 0.0, "below the cosine floor")
         blocked = self.gate.blocks(c)
-        score = self.score(c)
+        score = 1.0 if same_words(c.query, c.entry_query) else self.score(c)
         return Decision(not blocked and score >= self.threshold_for(namespace), score, blocked)
+
+
+def same_words(a: str, b: str) -> bool:
+    """The same question up to case, spacing and punctuation: always a match, whatever the evaluator says."""
+    return words(a) == words(b) and bool(words(a))
 
 
 def policy_from_dict(data: dict[str, Any], namespaces: dict[str, float] | None = None) -> ThresholdPolicy:
