@@ -191,16 +191,16 @@ def table(report: dict) -> str:
     if "cache" in report:
         c = report["cache"]
         lines += [f"cache mode ({c['entries']} entries, {c['lookups']} lookups through the tier)",
-                  f"  hit_rate {c['hit_rate']:.4f}  hits {c['hits']}: partner {c['partner_hits']}, labeled "
-                  f"non-duplicate {c['labeled_non_duplicate_hits']}, other entries {c['other_entry_hits']}"
-                  f"  (labeled false_hit_rate {c['false_hit_rate_labeled']:.4f})"]
+                  (f"  hit_rate {c['hit_rate']:.4f}  hits {c['hits']}: partner {c['partner_hits']}, labeled "
+                   f"non-duplicate {c['labeled_non_duplicate_hits']}, other entries {c['other_entry_hits']}"
+                   f"  (labeled false_hit_rate {c['false_hit_rate_labeled']:.4f})")]
     if "multiturn" in report:
         m = report["multiturn"]
         lines += [f"multi-turn mode ({m['conversations']} conversations)",
                   f"  follow-ups served from another conversation: {m['follow_ups_from_other_conversation']}",
                   f"  same conversation: {m['same_conversation']['hits']}/{m['same_conversation']['lookups']} hits",
-                  f"  asked in another conversation: {m['other_conversation']['hits']} hits in "
-                  f"{m['other_conversation']['lookups']} lookups, {m['other_conversation']['wrong']} wrong",
-                  f"  asked without context: {m['without_context']['hits']} hits in "
-                  f"{m['without_context']['lookups']} lookups, {m['without_context']['wrong']} wrong"]
+                  (f"  asked in another conversation: {m['other_conversation']['hits']} hits in "
+                   f"{m['other_conversation']['lookups']} lookups, {m['other_conversation']['wrong']} wrong"),
+                  (f"  asked without context: {m['without_context']['hits']} hits in "
+                   f"{m['without_context']['lookups']} lookups, {m['without_context']['wrong']} wrong")]
     return "\n".join(lines)

@@ -56,7 +56,8 @@ class Gateway:
         return backend
 
     async def serve(self, endpoint: str, request: BackendRequest,
-                    controls: CacheControls = CacheControls()) -> Outcome:
+                    controls: CacheControls | None = None) -> Outcome:
+        controls = controls or CacheControls()
         backend = self.backend_for(request.model)
         key = cache_key(endpoint, request, controls.namespace)
         lookup: Lookup | None = None

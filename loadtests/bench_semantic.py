@@ -119,8 +119,8 @@ def rss_mb() -> float:
 
 def table(r: dict, out: Path) -> str:
     lines = [f"semantic lookup latency, embedding included ({r['cpus']} CPUs)",
-             f"{'entries':>10} {'index':>6} {'p50 ms':>8} {'p99 ms':>8} {'embed p50':>10} {'fill s':>7}"
-             f" {'index build s':>14} {'RSS +MB':>8}"]
+             (f"{'entries':>10} {'index':>6} {'p50 ms':>8} {'p99 ms':>8} {'embed p50':>10} {'fill s':>7}"
+              f" {'index build s':>14} {'RSS +MB':>8}")]
     for s in r["sizes"].values():
         lines.append(f"{s['entries']:>10} {s['index']:>6} {s['lookup_ms']['p50']:>8} {s['lookup_ms']['p99']:>8}"
                      f" {s['embed_ms']['p50']:>10} {s['fill_s']:>7} {s.get('index_build_s', 0):>14}"

@@ -34,14 +34,14 @@ class Router(Protocol):
     def route(self, request: RouteInput) -> RouteDecision: ...
 
 
-CODE = re.compile(r"```|\bdef |\bclass |\bimport |#include|\bfunction\b|=>|\breturn\b|[{};]\s*$", re.M)
+CODE = re.compile(r"```|\bdef |\bclass |\bimport |#include|\bfunction\b|=>|\breturn\b|[{};]\s*$", re.MULTILINE)
 MATH = re.compile(r"\b(prove|proof|derive|integral|derivative|equation|theorem|solve|probability|matrix)\b"
-                  r"|\d+\s*[-+*/^=]\s*\d+|\\frac|∫|√", re.I)
+                  r"|\d+\s*[-+*/^=]\s*\d+|\\frac|∫|√", re.IGNORECASE)
 REASONING = re.compile(r"\b(step[- ]by[- ]step|explain why|why does|compare|contrast|analy[sz]e|trade-?offs?"
                        r"|design|architect|plan|pros and cons|evaluate|reason|implications?|debug|refactor)\b",
-                       re.I)
+                       re.IGNORECASE)
 THOROUGH = re.compile(r"\b(in detail|detailed|thorough(ly)?|comprehensive|in depth|elaborate|essay"
-                      r"|long-form|at length|exhaustive)\b", re.I)
+                      r"|long-form|at length|exhaustive)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
@@ -19,9 +20,7 @@ _NEGATIONS = frozenset({"not", "no", "never", "none", "nothing", "nobody", "neit
                         "weren't", "won't", "wouldn't", "shouldn't", "couldn't", "haven't", "hasn't"})
 _QUESTION_WORDS = frozenset({"what", "why", "how", "when", "where", "who", "whom", "whose", "which",
                              "can", "could", "should", "would", "is", "are", "do", "does", "did", "will"})
-_STOP = frozenset("a an the of to in on for and or is are was were be been do does did i you we it my your "
-                  "me what how why when where who which that this these those with at by from as can "
-                  "could should would will some any there their its about into if so".split())
+_STOP = frozenset(["a", "an", "the", "of", "to", "in", "on", "for", "and", "or", "is", "are", "was", "were", "be", "been", "do", "does", "did", "i", "you", "we", "it", "my", "your", "me", "what", "how", "why", "when", "where", "who", "which", "that", "this", "these", "those", "with", "at", "by", "from", "as", "can", "could", "should", "would", "will", "some", "any", "there", "their", "its", "about", "into", "if", "so"])
 
 FEATURES = ("cosine", "cosine_over_90", "lexical_overlap", "numbers_differ", "names_differ",
             "negation_differs", "question_word_differs", "length_ratio", "content_words_differ",
@@ -77,7 +76,7 @@ def signals(a: str, b: str, cosine: float) -> Signals:
 
 
 def bigrams(tokens: list[str]) -> set[str]:
-    return {f"{a} {b}" for a, b in zip(tokens, tokens[1:])}
+    return {f"{a} {b}" for a, b in pairwise(tokens)}
 
 
 def order_change(a: list[str], b: list[str]) -> float:

@@ -109,7 +109,7 @@ class Embedder:
         texts = list(dict.fromkeys(t for t, _ in batch))
         try:
             vectors = await asyncio.get_running_loop().run_in_executor(self.pool, self.encode, texts)
-        except Exception as exc:  # surfaces in every waiting lookup, which degrades to a miss
+        except Exception as exc:  # noqa: BLE001 - surfaces in every waiting lookup, which degrades to a miss
             for _, future in batch:
                 if not future.done():
                     future.set_exception(exc)

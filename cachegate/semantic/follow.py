@@ -54,7 +54,7 @@ class Follower:
         self.task = asyncio.create_task(self._run())
         try:
             await asyncio.wait_for(self.synced.wait(), timeout_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             log.warning("semantic entries not loaded within %.0fs; serving and syncing meanwhile", timeout_s)
 
     async def close(self) -> None:
@@ -62,7 +62,7 @@ class Follower:
             self.task.cancel()
             try:
                 await self.task
-            except (asyncio.CancelledError, Exception):
+            except asyncio.CancelledError:
                 pass
 
     async def _publish(self, event: dict) -> None:

@@ -57,7 +57,7 @@ def test_ivf_deletes_are_tombstones_excluded_from_search_then_compacted(rng):
     vectors = unit(rng, 800)
     index.add_many(list(range(800)), vectors)
     index.rebuild("ivf")
-    for i in range(0, 200):
+    for i in range(200):
         index.remove(i)
     assert len(index.tombstones) == 200 and index.index.ntotal == 800
     assert all(m.id >= 200 for m in index.search(vectors[:50], 3)[0])

@@ -85,16 +85,16 @@ def test_a_replica_started_later_loads_the_shared_entries(redis_url, prefix):
 
 def test_redis_down_skips_the_semantic_tier_and_resyncs_after():
     backend = EchoBackend()
-    with RedisServer() as redis:
-        with TestClient(create_app(redis_settings(redis.url, "o:"), backends={"echo": backend})) as client:
-            tier = client.app.state.services.semantic
-            ask(client, QUESTION)
-            redis.stop()
-            for i in range(3):
-                r = ask(client, PARAPHRASE + f" {i}" * i)
-                assert r.status_code == 200 and r.headers["x-cachegate-cache"] == "miss"
-            assert len(tier.catalog) == 1, "an outage must not wipe the catalog"
-            redis.start()                                       # same port, empty
-            assert until(lambda: tier.follower.synced.is_set() and len(tier.catalog) == 0, 15)
-            ask(client, QUESTION + " again")
-            assert ask(client, QUESTION + " again").headers["x-cachegate-cache"] == "hit-exact"
+    with RedisServer() as redis, TestClient(create_app(redis_settings(redis.url, "o:"),
+                                                        backends={"echo": backend})) as client:
+        tier = client.app.state.services.semantic
+        ask(client, QUESTION)
+        redis.stop()
+        for i in range(3):
+            r = ask(client, PARAPHRASE + f" {i}" * i)
+            assert r.status_code == 200 and r.headers["x-cachegate-cache"] == "miss"
+        assert len(tier.catalog) == 1, "an outage must not wipe the catalog"
+        redis.start()                                       # same port, empty
+        assert until(lambda: tier.follower.synced.is_set() and len(tier.catalog) == 0, 15)
+        ask(client, QUESTION + " again")
+        assert ask(client, QUESTION + " again").headers["x-cachegate-cache"] == "hit-exact"
