@@ -116,14 +116,14 @@ class Storer:
 
     async def admit(self, text: str, last: Chunk) -> None:
         g, controls = self.gateway, self.controls
-        if controls.no_store or not g.admission.admits(text, last.finish_reason):
+        if controls.no_store:
             return
         answer = CachedAnswer(text=text, finish_reason=last.finish_reason or "stop", model=self.request.model,
                               usage=last.usage or Usage())
-        if g.exact is not None:
+        if g.exact is not None and g.admission.admits(text, last.finish_reason, "exact"):
             await g.exact.put(self.key, answer, g.admission.ttl_for(controls.ttl_s, controls.namespace))
             g.stats.stored += 1
-        if g.semantic is not None:
+        if g.semantic is not None and g.admission.admits(text, last.finish_reason, "semantic"):
             lookup = self.lookup or await self._prepare()
             if lookup is not None:
                 ttl = g.admission.ttl_for(controls.ttl_s, controls.namespace, g.semantic.cfg.ttl_s)

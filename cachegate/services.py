@@ -71,7 +71,9 @@ async def build_services(settings: Settings, backends: dict[str, Backend] | None
         exact = ExactTier(stores["exact"], settings.cache.exact.namespace, settings.cache.exact.ttl_s)
     semantic = await start_semantic(settings, stores)
     namespace_ttl = {n: s.ttl_s for n, s in settings.cache.semantic.namespaces.items() if s.ttl_s}
-    admission = AdmissionPolicy(store_truncated=settings.cache.store_truncated, ttl_s=settings.cache.exact.ttl_s,
+    admission = AdmissionPolicy(store_truncated=settings.cache.store_truncated,
+                                exact_stores_truncated=settings.cache.exact.store_truncated,
+                                ttl_s=settings.cache.exact.ttl_s,
                                 namespace_ttl_s=namespace_ttl)
     flights = SingleFlight() if settings.cache.single_flight else None
     gateway = Gateway(backends, exact, admission, stats, semantic, flights)

@@ -43,6 +43,7 @@ class ExactCacheSettings(Section):
     ttl_s: float = Field(3600.0, gt=0)
     max_bytes: int = Field(256 * 1024 * 1024, gt=0)
     namespace: str = "exact"
+    store_truncated: bool = True    # the key holds max_tokens: the same request is cut the same way
 
 
 class EmbedderSettings(Section):
@@ -86,7 +87,7 @@ class CacheSettings(Section):
     exact: ExactCacheSettings = ExactCacheSettings()
     semantic: SemanticCacheSettings = SemanticCacheSettings()
     single_flight: bool = True
-    store_truncated: bool = False
+    store_truncated: bool = False    # semantic tier: also store answers cut by max_tokens
 
 
 class RedisSettings(Section):

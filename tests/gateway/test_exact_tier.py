@@ -4,11 +4,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from fastapi.testclient import TestClient
 
+from cachegate.app import create_app
 from cachegate.backends.base import BackendRequest
 from cachegate.cache.keys import exact_key
 from engine.sampling_params import SamplingParams
-from tests.gateway.conftest import chat
+from tests.gateway.conftest import chat, make_settings
 
 
 def sse_events(response) -> list:
@@ -117,10 +119,21 @@ def test_completions_endpoint_caches_too(client, backend):
     assert backend.calls == 1
 
 
-def test_truncated_answers_are_not_stored(client, backend):
+def test_truncated_answers_replay_for_the_same_max_tokens_only(client, backend):
     backend.finish_reason = "length"
-    chat(client, "long answer")
-    assert chat(client, "long answer").headers["x-cachegate-cache"] == "miss"
+    chat(client, "long answer", max_tokens=2)
+    again = chat(client, "long answer", max_tokens=2)
+    assert again.headers["x-cachegate-cache"] == "hit-exact"
+    assert again.json()["choices"][0]["finish_reason"] == "length"
+    assert chat(client, "long answer", max_tokens=3).headers["x-cachegate-cache"] == "miss"
+
+
+def test_truncated_answers_can_be_kept_out_of_the_exact_tier(backend):
+    settings = make_settings(cache={"exact": {"store_truncated": False}})
+    backend.finish_reason = "length"
+    with TestClient(create_app(settings, backends={"echo": backend})) as client:
+        chat(client, "long answer")
+        assert chat(client, "long answer").headers["x-cachegate-cache"] == "miss"
     assert backend.calls == 2
 
 

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.redis
 
 
 def redis_app(url: str, backend: EchoBackend):
-    settings = make_settings(cache={"exact": {"store": "redis"}},
+    settings = make_settings(cache={"exact": {"store": "redis"}, "semantic": {"enabled": False}},
                              redis={"url": url, "socket_timeout_s": 0.3, "retry_interval_s": 0.2})
     return create_app(settings, backends={"echo": backend})
 

@@ -1,0 +1,99 @@
+"""The real `openai` client against a live gateway in front of the real engine on SmolLM2 weights."""
+from __future__ import annotations
+
+import httpx
+import openai
+import pytest
+
+from tests.e2e.conftest import MODEL
+
+pytestmark = pytest.mark.slow
+
+
+def ask(client, content: str, max_tokens: int = 24, **kw):
+    return client.chat.completions.with_raw_response.create(
+        model=MODEL, messages=[{"role": "user", "content": content}], temperature=0, max_tokens=max_tokens, **kw)
+
+
+def test_models_lists_smollm2(client):
+    assert [m.id for m in client.models.list().data] == [MODEL]
+
+
+def test_chat_answers_and_the_repeat_is_an_exact_hit(client):
+    first = ask(client, "What is the capital of France?")
+    second = ask(client, "What is the capital of France?")
+    assert first.headers["x-cachegate-cache"] == "miss"
+    assert second.headers["x-cachegate-cache"] == "hit-exact"
+    answer, again = first.parse(), second.parse()
+    assert "Paris" in answer.choices[0].message.content
+    assert again.choices[0].message.content == answer.choices[0].message.content
+    assert answer.usage.prompt_tokens > 0 and answer.usage.completion_tokens > 0
+    assert answer.model == MODEL
+
+
+def test_streamed_chat_equals_its_cached_replay(client):
+    question = "Name three colors."
+    stream = client.chat.completions.create(
+        model=MODEL, messages=[{"role": "user", "content": question}], temperature=0, max_tokens=48,
+        stream=True, stream_options={"include_usage": True})
+    deltas, usage, finish = [], None, None
+    for chunk in stream:
+        if chunk.usage:
+            usage = chunk.usage
+        for choice in chunk.choices:
+            deltas.append(choice.delta.content or "")
+            finish = choice.finish_reason or finish
+    streamed = "".join(deltas)
+    assert len([d for d in deltas if d]) > 1, "a fresh answer streams in several chunks"
+    assert finish == "stop", "only whole answers are stored"
+    assert usage.completion_tokens > 0
+
+    replay = ask(client, question, max_tokens=48)
+    assert replay.headers["x-cachegate-cache"] == "hit-exact"
+    assert replay.parse().choices[0].message.content == streamed
+
+    cached_stream = client.chat.completions.create(
+        model=MODEL, messages=[{"role": "user", "content": question}], temperature=0, max_tokens=48, stream=True)
+    assert "".join(c.choices[0].delta.content or "" for c in cached_stream if c.choices) == streamed
+
+
+def test_completions_endpoint(client):
+    prompt = "def fibonacci(n):\n"
+    first = client.completions.with_raw_response.create(model=MODEL, prompt=prompt, max_tokens=16, temperature=0)
+    second = client.completions.with_raw_response.create(model=MODEL, prompt=prompt, max_tokens=16, temperature=0)
+    assert first.parse().choices[0].text
+    assert second.headers["x-cachegate-cache"] == "hit-exact"
+    assert second.parse().choices[0].text == first.parse().choices[0].text
+    assert first.parse().choices[0].finish_reason == "length"
+
+
+def test_stop_strings_and_max_tokens(client):
+    r = client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "Count from 1 to 10."}],
+                                       temperature=0, max_tokens=40, stop=["5"])
+    text = r.choices[0].message.content
+    assert "5" not in text and r.choices[0].finish_reason == "stop"
+    r = client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "Tell me a story."}],
+                                       temperature=0, max_tokens=3)
+    assert r.choices[0].finish_reason == "length" and r.usage.completion_tokens == 3
+
+
+def test_bad_input_raises_openai_errors(client):
+    with pytest.raises(openai.BadRequestError) as exc:
+        client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "x"}], temperature=5)
+    assert exc.value.body["param"] == "temperature"
+    with pytest.raises(openai.NotFoundError):
+        client.chat.completions.create(model="no-such-model", messages=[{"role": "user", "content": "x"}])
+    with pytest.raises(openai.BadRequestError) as exc:
+        client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "hello " * 9000}])
+    assert exc.value.body["code"] == "context_length_exceeded"
+
+
+def test_stream_error_before_first_token_is_a_plain_4xx(client):
+    with pytest.raises(openai.BadRequestError):
+        client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "hi"}], stream=True,
+                                       max_tokens=10_000)
+
+
+def test_healthz(live_gateway):
+    body = httpx.get(live_gateway.url + "/healthz").json()
+    assert body["status"] == "ok" and body["models"] == [MODEL]
