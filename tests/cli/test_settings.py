@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from cachegate.cli import main, settings_from_args
+from cachegate.cli import main
+from cachegate.serve import settings_from_args
 from cachegate.settings import Settings, load_settings
 
 

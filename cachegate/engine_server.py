@@ -1,0 +1,42 @@
+"""`cachegate engine`: one engine as its own OpenAI-compatible server, with no cache in front of it.
+
+It is the gateway app with one in-process model and both cache tiers off, so an engine process speaks
+exactly the API (errors, streaming, usage) the gateway's upstream backend expects.
+"""
+from __future__ import annotations
+
+import argparse
+
+from cachegate.serve import serve
+from cachegate.settings import Settings
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", default="packaged:smollm2-135m-instruct",
+                   help="packaged name, .gguf file or HF folder")
+    p.add_argument("--name", help="the model id clients send (default: the packaged name or file stem)")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8100)
+    p.add_argument("--device", default="auto")
+    p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
+    p.add_argument("--max-context", type=int)
+    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+
+
+def run(args: argparse.Namespace) -> int:
+    return serve(engine_settings(args))
+
+
+def engine_settings(args: argparse.Namespace) -> Settings:
+    model = {"name": args.name or served_name(args.model), "path": args.model, "device": args.device,
+             "dtype": args.dtype, "max_context": args.max_context}
+    return Settings.model_validate({
+        "server": {"host": args.host, "port": args.port, "log_level": args.log_level},
+        "models": [model],
+        "cache": {"exact": {"enabled": False}, "semantic": {"enabled": False}, "single_flight": False},
+    })
+
+
+def served_name(spec: str) -> str:
+    name = spec.removeprefix("packaged:").rstrip("/").rsplit("/", 1)[-1]
+    return name.removesuffix(".gguf")
