@@ -76,7 +76,8 @@ class Follower:
             try:
                 await self._follow()
             except StoreUnavailable as exc:
-                log.warning("semantic follow lost its subscription, will re-sync: %s", exc)
+                if self.synced.is_set():           # once per outage, not once per retry
+                    log.warning("semantic follow lost its subscription, will re-sync: %s", exc)
             except asyncio.CancelledError:
                 raise
             except Exception:

@@ -36,13 +36,16 @@ def prefix() -> str:
 
 
 @pytest.fixture
-def other_process(redis_url, prefix):
+def other_process(redis_url, prefix, tmp_path):
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "tests.support.echo_gateway", str(port), redis_url, prefix],
-                            cwd=os.getcwd(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    log = tmp_path / "gateway.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "tests.support.echo_gateway", str(port), redis_url, prefix],
+                                cwd=os.getcwd(), stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        assert until(lambda: _up(url), 120), proc.stderr.read().decode()[-2000:] if proc.poll() else "no start"
+        assert until(lambda: proc.poll() is not None or _up(url), 120), "the second gateway did not start"
+        assert proc.poll() is None, log.read_text()[-3000:]
         yield httpx.Client(base_url=url, timeout=30)
     finally:
         proc.kill()
