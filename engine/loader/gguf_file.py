@@ -50,7 +50,10 @@ def eos_ids(meta: dict) -> list[int]:
 
 def gguf_config(meta: dict) -> ModelConfig:
     arch = meta["general.architecture"]
-    p = lambda key, default=None: meta.get(f"{arch}.{key}", default)
+
+    def p(key: str, default=None):
+        return meta.get(f"{arch}.{key}", default)
+
     heads = int(p("attention.head_count"))
     hidden = int(p("embedding_length"))
     kv_heads = p("attention.head_count_kv", heads)

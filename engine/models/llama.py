@@ -12,7 +12,7 @@ from torch import nn
 
 from engine.config import ModelConfig
 from engine.layers.attention import Attention, AttentionContext
-from engine.layers.linear import PackedLinear
+from engine.layers.linear import Linear, PackedLinear
 from engine.layers.norm import RMSNorm
 from engine.layers.rotary import RotaryEmbedding, apply_rotary
 
@@ -29,7 +29,7 @@ class LlamaAttention(nn.Module):
         self.cfg = cfg
         qkv_sizes = [cfg.q_size, cfg.kv_size, cfg.kv_size]
         self.qkv_proj = PackedLinear(cfg.hidden_size, qkv_sizes, bias=cfg.attention_bias)
-        self.o_proj = nn.Linear(cfg.q_size, cfg.hidden_size, bias=cfg.attention_out_bias)
+        self.o_proj = Linear(cfg.q_size, cfg.hidden_size, bias=cfg.attention_out_bias)
         if cfg.qk_norm:
             self.q_norm = RMSNorm(cfg.head_dim, cfg.rms_norm_eps)
             self.k_norm = RMSNorm(cfg.head_dim, cfg.rms_norm_eps)
@@ -51,7 +51,7 @@ class LlamaMLP(nn.Module):
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.gate_up_proj = PackedLinear(cfg.hidden_size, [cfg.intermediate_size] * 2, bias=False)
-        self.down_proj = nn.Linear(cfg.intermediate_size, cfg.hidden_size, bias=False)
+        self.down_proj = Linear(cfg.intermediate_size, cfg.hidden_size, bias=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # [T, D] -> [T, D]
         gate, up = self.gate_up_proj(x).chunk(2, dim=-1)
@@ -80,7 +80,7 @@ class LlamaForCausalLM(nn.Module):
         self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.lm_head = None  # tied: logits reuse the embedding matrix
         if not cfg.tie_word_embeddings:
-            self.lm_head = nn.Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
+            self.lm_head = Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
         self.rotary = RotaryEmbedding(cfg.head_dim, cfg.max_context, cfg.rope_theta, cfg.rope_scaling)
 
     @classmethod
@@ -95,24 +95,27 @@ class LlamaForCausalLM(nn.Module):
         return model.eval().requires_grad_(False)
 
     def load_weights(self, weights: dict[str, torch.Tensor]) -> None:
-        """Copy checkpoint tensors (our names, unpacked) into parameters; every parameter must be covered."""
+        """Copy checkpoint tensors (our names, unpacked, [out, in]) into the model; all must be covered."""
         params = dict(self.named_parameters())
-        pending = {name: p.shape[0] for name, p in params.items()}  # rows still to fill
+        pending = {name: p.numel() for name, p in params.items()}  # elements still to fill
         for name, w in weights.items():
             if name == "lm_head.weight" and self.lm_head is None:
                 continue
-            module, proj, kind = name.rsplit(".", 2) if name.count(".") >= 2 else ("", *name.split("."))
-            if proj in PACKED:
-                packed, index = PACKED[proj]
-                self.get_submodule(f"{module}.{packed}").load_shard(kind, index, w)
-                pending[f"{module}.{packed}.{kind}"] -= w.shape[0]
-                continue
-            assert name in params, f"checkpoint tensor {name!r} has no parameter"
-            assert params[name].shape == w.shape, f"{name}: {tuple(w.shape)} vs {tuple(params[name].shape)}"
-            params[name].data.copy_(w)
-            pending[name] = 0
-        missing = [name for name, rows in pending.items() if rows != 0]
-        assert not missing, f"checkpoint lacks {missing[:5]}"
+            module, kind = name.rsplit(".", 1)                     # "layers.3.attn.q_proj", "weight"
+            parent, _, proj = module.rpartition(".")
+            packed, index = PACKED.get(proj, (proj, 0))
+            target_name = f"{parent}.{packed}" if parent else packed
+            target = self.get_submodule(target_name)
+            if isinstance(target, Linear):
+                target.load(kind, w, index)
+                name = f"{target_name}.{'weight_t' if kind == 'weight' else 'bias'}"
+            else:
+                assert params[name].shape == w.shape, \
+                    f"{name}: {tuple(w.shape)} != {tuple(params[name].shape)}"
+                params[name].data.copy_(w)
+            pending[name] -= w.numel()
+        missing = [name for name, left in pending.items() if left != 0]
+        assert not missing, f"checkpoint lacks (or overfills) {missing[:5]}"
 
     def forward(self, input_ids: torch.Tensor, ctx: AttentionContext) -> torch.Tensor:
         """input_ids: [T] -> final hidden states [T, D]."""
@@ -123,5 +126,6 @@ class LlamaForCausalLM(nn.Module):
         return self.norm(h)
 
     def compute_logits(self, hidden: torch.Tensor) -> torch.Tensor:  # [N, D] -> [N, V]
-        weight = self.embed_tokens.weight if self.lm_head is None else self.lm_head.weight
-        return F.linear(hidden, weight)
+        if self.lm_head is None:  # tied: reuse the embedding matrix [V, D]
+            return F.linear(hidden, self.embed_tokens.weight)
+        return self.lm_head(hidden)
