@@ -18,7 +18,7 @@ from engine.loader.hf_tokenizer import build_hf_tokenizer
 RENAMES = (
     ("self_attn.", "attn."), ("input_layernorm.", "attn_norm."), ("post_attention_layernorm.", "mlp_norm."),
 )
-SUPPORTED = {"llama", "mistral", "qwen2", "qwen3", "smollm3"}
+SUPPORTED = {"llama", "mistral", "qwen2", "qwen3"}
 
 
 def read_json(path: Path) -> dict:
@@ -45,6 +45,16 @@ def rope_fields(cfg: dict) -> tuple[float, dict | None]:
     return theta, (scaling if scaling.get("rope_type", "default") != "default" else None)
 
 
+def max_context(cfg: dict) -> int:
+    """max_position_embeddings, cut to the sliding window where one is used: within the window, full
+    attention and sliding-window attention are the same thing."""
+    limit = int(cfg.get("max_position_embeddings", 2048))
+    window = cfg.get("sliding_window")
+    if window and cfg.get("use_sliding_window", cfg.get("model_type") == "mistral"):
+        limit = min(limit, int(window))
+    return limit
+
+
 def hf_config(cfg: dict, generation: dict) -> ModelConfig:
     if cfg.get("model_type") not in SUPPORTED:
         kind = cfg.get("model_type")
@@ -67,7 +77,7 @@ def hf_config(cfg: dict, generation: dict) -> ModelConfig:
         rms_norm_eps=float(cfg.get("rms_norm_eps", 1e-6)),
         rope_theta=theta,
         rope_scaling=scaling,
-        max_context=int(cfg.get("max_position_embeddings", 2048)),
+        max_context=max_context(cfg),
         attention_bias=bool(cfg.get("attention_bias", cfg["model_type"] == "qwen2")),
         tie_word_embeddings=bool(cfg.get("tie_word_embeddings", False)),
         bos_token_id=cfg.get("bos_token_id"),

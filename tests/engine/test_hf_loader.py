@@ -1,5 +1,6 @@
-"""HF folder loading: a tiny random Llama saved by transformers (safetensors, sharded or not, tied
-or not, llama3 rope scaling, biases) must give transformers' logits and greedy ids through our model.
+"""HF folder loading: tiny random models saved by transformers (Llama sharded or not, tied or not,
+llama3 rope scaling, biases; Qwen2 q/k/v bias; Qwen3 q/k norm) must give transformers' logits and
+greedy ids through our model.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from engine.sampling_params import SamplingParams
 
 pytestmark = pytest.mark.slow
 
-VARIANTS = {
+VARIANTS = {  # name -> config options; "family": transformers class prefix (Llama), "shard": max shard size
     "plain_sharded": {"tie_word_embeddings": False, "shard": "4MB"},
     "tied_llama3_rope_bias": {
         "tie_word_embeddings": True, "attention_bias": True, "head_dim": 32, "shard": None,
@@ -22,19 +23,23 @@ VARIANTS = {
                             "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                             "original_max_position_embeddings": 64, "rope_theta": 500000.0},
     },
+    "qwen2_bias": {"family": "Qwen2", "tie_word_embeddings": True, "shard": None},
+    "qwen3_qk_norm": {"family": "Qwen3", "tie_word_embeddings": False, "head_dim": 32, "shard": None},
 }
 
 
 @pytest.fixture(scope="module", params=list(VARIANTS))
 def tiny_folder(request, tmp_path_factory, hf_tokenizer):
-    from transformers import LlamaConfig, LlamaForCausalLM
+    import transformers
     options = dict(VARIANTS[request.param])
-    shard = options.pop("shard")
+    shard, family = options.pop("shard"), options.pop("family", "Llama")
+    config_class = getattr(transformers, f"{family}Config")
+    model_class = getattr(transformers, f"{family}ForCausalLM")
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=49152, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+    config = config_class(vocab_size=49152, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
                          initializer_range=0.2, bos_token_id=1, eos_token_id=2, **options)
-    model = LlamaForCausalLM(config).eval()
+    model = model_class(config).eval()
     folder = tmp_path_factory.mktemp(request.param)
     model.save_pretrained(folder, **({"max_shard_size": shard} if shard else {}))
     hf_tokenizer.save_pretrained(folder)
@@ -45,11 +50,13 @@ def tiny_folder(request, tmp_path_factory, hf_tokenizer):
 def test_config_and_flags_come_from_the_folder(tiny_folder):
     folder, model = tiny_folder
     cfg = load_checkpoint(folder).config
-    assert (cfg.architecture, cfg.num_layers, cfg.hidden_size) == ("llama", 2, 64)
+    assert (cfg.architecture, cfg.num_layers, cfg.hidden_size) == (model.config.model_type, 2, 64)
     assert (cfg.num_heads, cfg.num_kv_heads) == (4, 2)
-    assert cfg.head_dim == model.config.head_dim and cfg.max_context == 512 and cfg.eos_token_ids == [2]
-    assert cfg.tie_word_embeddings == model.config.tie_word_embeddings
-    assert cfg.attention_bias == cfg.attention_out_bias == model.config.attention_bias
+    assert cfg.head_dim == (getattr(model.config, "head_dim", None) or 16) and cfg.eos_token_ids == [2]
+    assert cfg.max_context == 512 and cfg.tie_word_embeddings == model.config.tie_word_embeddings
+    assert cfg.attention_bias == (model.config.model_type == "qwen2" or model.config.attention_bias)
+    assert cfg.attention_out_bias == (model.config.model_type == "llama" and model.config.attention_bias)
+    assert cfg.qk_norm == (model.config.model_type == "qwen3")
     assert (cfg.rope_scaling or {}).get("rope_type", "default") == model.config.rope_parameters["rope_type"]
     assert cfg.name == folder.name
 
