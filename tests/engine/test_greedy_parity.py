@@ -72,3 +72,16 @@ def test_capital_of_france(llm, tokenizer):
     out = llm.generate(ids, SamplingParams(max_tokens=NEW_TOKENS, temperature=0))
     assert out.text == "The capital of France is Paris."
     assert out.finish_reason == "stop" and out.token_ids[-1] == 2
+
+
+def test_prefill_in_chunks_equals_prefill_at_once(llm, tokenizer):
+    """A later chunk attends to the cached positions plus its own causal block (the chunked-prefill path)."""
+    ids = prompt_ids(tokenizer, "multi_turn")
+    runner = llm.runner
+    whole = runner.prefill(ids, runner.new_cache(len(ids)))
+    cache = runner.new_cache(len(ids))
+    runner.prefill(ids[:20], cache)
+    runner.prefill(ids[20:-1], cache, start=20)
+    last = runner.decode(ids[-1], len(ids) - 1, cache)
+    assert (whole - last).abs().max() < 1e-3
+    assert torch.equal(whole.argmax(), last.argmax())
