@@ -1,28 +1,33 @@
-"""The request path of the gateway, free of HTTP: exact tier → semantic tier → single-flight → backend
-→ admission → store in both tiers.
+"""The request path of the gateway, free of HTTP: exact tier → semantic tier → single-flight →
+backend (the route's fallback chain) → admission → store in both tiers → accounting.
 
 `Gateway.serve` returns an `Outcome` whose chunks replay a cached answer or stream a fresh one; a
 fresh answer is offered to the caches once it has finished, before its last chunk reaches the client.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+from cachegate.accounting import PriceList
 from cachegate.backends.base import Backend, BackendRequest, Chunk, Usage
+from cachegate.backends.fallback import generate_with_fallback
 from cachegate.cache.answer import CachedAnswer
 from cachegate.cache.controls import DEFAULT_NAMESPACE, CacheControls
 from cachegate.cache.exact import ExactTier
 from cachegate.cache.keys import exact_key
-from cachegate.errors import BackendUnavailable, ModelNotFound
+from cachegate.errors import BackendUnavailable
+from cachegate.routing import ModelRouter, Route, route_input
 from cachegate.semantic.entry import id_text
 from cachegate.semantic.singleflight import SingleFlight
 from cachegate.semantic.tier import Lookup, SemanticTier
 from cachegate.stats import Stats
 from policies.admission import AdmissionPolicy
+from policies.routing import FixedRouter
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +36,7 @@ log = logging.getLogger(__name__)
 class Outcome:
     cache: str          # "hit-exact" | "hit-semantic" | "miss" | "bypass" (lookup skipped by the request)
     key: str
-    model: str
+    route: Route
     chunks: AsyncIterator[Chunk]
     similarity: float | None = None   # hit-semantic: cosine of the two questions
     entry_id: str | None = None       # hit-semantic: the entry served
@@ -41,53 +46,75 @@ class Outcome:
 class Gateway:
     def __init__(self, backends: dict[str, Backend], exact: ExactTier | None,
                  admission: AdmissionPolicy, stats: Stats, semantic: SemanticTier | None = None,
-                 flights: SingleFlight | None = None) -> None:
+                 flights: SingleFlight | None = None, router: ModelRouter | None = None,
+                 prices: PriceList | None = None) -> None:
         self.backends = backends
         self.exact = exact
         self.admission = admission
         self.stats = stats
         self.semantic = semantic
         self.flights = flights
+        self.router = router or ModelRouter({"small": list(backends)}, FixedRouter())
+        self.prices = prices or PriceList({})
 
-    def backend_for(self, model: str) -> Backend:
-        backend = self.backends.get(model)
-        if backend is None:
-            raise ModelNotFound(model)
-        return backend
+    def route(self, endpoint: str, request: BackendRequest) -> tuple[Route, BackendRequest]:
+        """Resolve the client's `model` (auto, a tier, a model) and bind the request to the routed model."""
+        route = self.router.resolve(request.model, route_input(endpoint, request))
+        params = request.params
+        if not request.max_tokens_explicit:
+            params = dataclasses.replace(params, max_tokens=self.backends[route.model].info.default_max_tokens)
+        return route, dataclasses.replace(request, model=route.model, params=params)
 
     async def serve(self, endpoint: str, request: BackendRequest,
                     controls: CacheControls | None = None) -> Outcome:
+        """Serve `request` as the client sent it: routed, looked up, answered, stored, metered."""
         controls = controls or CacheControls()
-        backend = self.backend_for(request.model)
+        route, request = self.route(endpoint, request)
         key = cache_key(endpoint, request, controls.namespace)
         lookup: Lookup | None = None
         if controls.lookup:
             answer = await self._exact_hit(key, controls.max_age_s)
             if answer is not None:
-                return Outcome("hit-exact", key, request.model, replay(answer))
+                return self._outcome("hit-exact", key, route, replay(answer))
             if self.semantic is not None:
                 lookup = await self.semantic.lookup(endpoint, request, controls.namespace, controls.max_age_s)
                 if lookup is not None and lookup.hit is not None:
                     hit = lookup.hit
-                    return Outcome("hit-semantic", key, request.model, replay(hit.entry.answer),
-                                   round(hit.similarity, 4), id_text(hit.entry.id))
-        store = Storer(self, endpoint, request, key, controls, lookup)
-        chunks, shared = self._call(backend, request, key, controls, store)
+                    return self._outcome("hit-semantic", key, route, replay(hit.entry.answer),
+                                         similarity=round(hit.similarity, 4), entry_id=id_text(hit.entry.id))
+        store = Storer(self, endpoint, request, key, controls, lookup, route)
+        chunks, shared = self._call(route, request, key, controls, store)
         try:
             first = await anext(chunks)
         except StopAsyncIteration:
             raise BackendUnavailable(f"the backend of '{request.model}' returned no answer") from None
+        self.stats.count_route(route.tier, route.answered_by or route.model, route.fell_back)
         cache = "miss" if controls.lookup else "bypass"
-        return Outcome(cache, key, request.model, prepend(first, chunks), shared=shared)
+        return self._outcome(cache, key, route, prepend(first, chunks), shared=shared)
 
-    def _call(self, backend: Backend, request: BackendRequest, key: str, controls: CacheControls,
+    def _outcome(self, cache: str, key: str, route: Route, chunks: AsyncIterator[Chunk], **kw) -> Outcome:
+        return Outcome(cache, key, route, self._meter(cache, route, chunks), **kw)
+
+    async def _meter(self, cache: str, route: Route, chunks: AsyncIterator[Chunk]) -> AsyncIterator[Chunk]:
+        """Count tokens and cost once the answer's usage is known: spent on a miss, saved on a hit."""
+        try:
+            async for chunk in chunks:
+                if chunk.usage is not None:
+                    model = route.answered_by or route.model
+                    self.stats.account(cache, model, chunk.usage, self.prices.cost(model, chunk.usage))
+                yield chunk
+        finally:
+            await chunks.aclose()
+
+    def _call(self, route: Route, request: BackendRequest, key: str, controls: CacheControls,
               store: Storer) -> tuple[AsyncIterator[Chunk], bool]:
         if self.flights is None or not controls.shareable:
-            return record(backend.generate(request), store), False
+            return record(generate_with_fallback(self.backends, route, request), store), False
         flight = self.flights.join(key)
         if flight is not None:
             return flight.subscribe(), True
-        return self.flights.lead(key, backend.generate(request), store.on_chunk).subscribe(), False
+        generate = generate_with_fallback(self.backends, route, request)
+        return self.flights.lead(key, generate, store.on_chunk).subscribe(), False
 
     async def _exact_hit(self, key: str, max_age_s: float | None) -> CachedAnswer | None:
         if self.exact is None:
@@ -102,13 +129,14 @@ class Storer:
     """Offers a finished answer to both tiers, once, before its last chunk is passed on."""
 
     def __init__(self, gateway: Gateway, endpoint: str, request: BackendRequest, key: str,
-                 controls: CacheControls, lookup: Lookup | None) -> None:
+                 controls: CacheControls, lookup: Lookup | None, route: Route) -> None:
         self.gateway = gateway
         self.endpoint = endpoint
         self.request = request
         self.key = key
         self.controls = controls
         self.lookup = lookup
+        self.route = route
 
     async def on_chunk(self, chunk: Chunk, earlier: list[Chunk]) -> None:
         if chunk.finish_reason:
@@ -116,7 +144,7 @@ class Storer:
 
     async def admit(self, text: str, last: Chunk) -> None:
         g, controls = self.gateway, self.controls
-        if controls.no_store:
+        if controls.no_store or self.route.fell_back:     # a degraded answer is served, never kept
             return
         answer = CachedAnswer(text=text, finish_reason=last.finish_reason or "stop", model=self.request.model,
                               usage=last.usage or Usage())

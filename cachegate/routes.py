@@ -51,9 +51,7 @@ async def complete(http: Request, kind: str) -> Response:
     cache = "error"
     try:
         body = parse_body(await read_body(http, services.settings.server.max_body_bytes), ENDPOINT_SCHEMAS[kind])
-        backend = services.gateway.backend_for(body.model)
-        request = to_backend_request(body, backend.info.name, backend.info.default_max_tokens,
-                                     tenant=services.tenant_of(http))
+        request = to_backend_request(body, tenant=services.tenant_of(http))
         controls = controls_of(body.cache, http.headers.get("cache-control"))
         outcome = await services.gateway.serve(kind, request, controls)
         cache = outcome.cache
@@ -66,14 +64,15 @@ async def complete(http: Request, kind: str) -> Response:
 
 
 async def shape(kind: str, outcome: Outcome, stream: bool, include_usage: bool) -> Response:
+    route = outcome.route
     headers = {"x-cachegate-cache": outcome.cache, "x-cachegate-key": outcome.key,
-               "x-cachegate-route": outcome.model}
+               "x-cachegate-route": route.header()}
     if outcome.similarity is not None:
         headers["x-cachegate-similarity"] = f"{outcome.similarity:.4f}"
         headers["x-cachegate-entry"] = outcome.entry_id or ""
     if outcome.shared:
         headers["x-cachegate-single-flight"] = "joined"
-    envelope = Envelope(kind, outcome.model)
+    envelope = Envelope(kind, route.answered_by or route.model)
     if stream:
         return StreamingResponse(sse(envelope, outcome.chunks, include_usage), media_type="text/event-stream",
                                  headers=headers | {"cache-control": "no-cache"})

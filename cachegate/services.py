@@ -4,17 +4,22 @@ Tests inject their own backends; everything else comes from the same settings ob
 """
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 
 from fastapi import Request
 
-from cachegate.backends.base import Backend
+from cachegate.accounting import PriceList
+from cachegate.backends.base import Backend, ModelInfo
+from cachegate.backends.pool import TierPool
+from cachegate.backends.resilience import CircuitBreaker, ResilientBackend, RetryPolicy
 from cachegate.cache.exact import ExactTier
 from cachegate.pipeline import Gateway
 from cachegate.semantic.singleflight import SingleFlight
 from cachegate.semantic.tier import SemanticTier
-from cachegate.settings import Settings
+from cachegate.routing import ModelRouter
+from cachegate.settings import ModelSettings, Settings
 from cachegate.stats import Stats
 from cachegate.stores.guarded import GuardedStore
 from cachegate.stores.memory import MemoryStore
@@ -55,8 +60,26 @@ def build_store(settings: Settings) -> GuardedStore:
 
 
 def build_backends(settings: Settings) -> dict[str, Backend]:
-    from cachegate.backends.inprocess import InProcessBackend
-    return {m.name: InProcessBackend(m) for m in settings.models}
+    """Each model: its replicas, each behind retries and a breaker, pooled by least outstanding."""
+    return {m.name: TierPool(m.name, [resilient(replica, m) for replica in replicas_of(m)])
+            for m in settings.models}
+
+
+def replicas_of(model: ModelSettings) -> list[Backend]:
+    if model.backend == "inprocess":
+        from cachegate.backends.inprocess import InProcessBackend
+        return [InProcessBackend(model)]
+    from cachegate.backends.upstream import UpstreamBackend
+    api_key = os.environ.get(model.api_key_env) if model.api_key_env else None
+    return [UpstreamBackend(ModelInfo(model.name, model.tier, model.max_context or 0, model.default_max_tokens),
+                            url, model.upstream_model, api_key, model.connect_timeout_s, model.read_timeout_s)
+            for url in model.replicas]
+
+
+def resilient(backend: Backend, model: ModelSettings) -> ResilientBackend:
+    r, b = model.retry, model.breaker
+    return ResilientBackend(backend, RetryPolicy(r.attempts, r.base_delay_s, r.max_delay_s, r.jitter),
+                            CircuitBreaker(b.failure_threshold, b.reset_after_s))
 
 
 async def build_services(settings: Settings, backends: dict[str, Backend] | None = None) -> Services:
@@ -71,12 +94,13 @@ async def build_services(settings: Settings, backends: dict[str, Backend] | None
         exact = ExactTier(stores["exact"], settings.cache.exact.namespace, settings.cache.exact.ttl_s)
     semantic = await start_semantic(settings, stores)
     namespace_ttl = {n: s.ttl_s for n, s in settings.cache.semantic.namespaces.items() if s.ttl_s}
-    admission = AdmissionPolicy(store_truncated=settings.cache.store_truncated,
+    admission = AdmissionPolicy(store_truncated=settings.cache.semantic.store_truncated,
                                 exact_stores_truncated=settings.cache.exact.store_truncated,
                                 ttl_s=settings.cache.exact.ttl_s,
                                 namespace_ttl_s=namespace_ttl)
     flights = SingleFlight() if settings.cache.single_flight else None
-    gateway = Gateway(backends, exact, admission, stats, semantic, flights)
+    gateway = Gateway(backends, exact, admission, stats, semantic, flights,
+                      ModelRouter.from_settings(settings), PriceList.from_settings(settings))
     return Services(settings, gateway, stats, stores, semantic=semantic)
 
 

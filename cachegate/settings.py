@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 ENV_PREFIX = "CACHEGATE_"
 
@@ -26,15 +26,57 @@ class ServerSettings(Section):
     max_body_bytes: int = Field(4 * 1024 * 1024, gt=0)
 
 
+class RetrySettings(Section):
+    attempts: int = Field(3, ge=1, le=10)        # tries per replica, the first included
+    base_delay_s: float = Field(0.1, ge=0)       # doubled each retry, ± jitter
+    max_delay_s: float = Field(2.0, ge=0)
+    jitter: float = Field(0.5, ge=0, le=1)
+
+
+class BreakerSettings(Section):
+    failure_threshold: int = Field(5, ge=1)      # consecutive failures that open the circuit
+    reset_after_s: float = Field(10.0, gt=0)     # open this long, then one probe
+
+
 class ModelSettings(Section):
     name: str
     tier: str = "small"
-    backend: Literal["inprocess"] = "inprocess"
-    path: str = "packaged:smollm2-135m-instruct"
+    backend: Literal["inprocess", "engine", "upstream"] = "inprocess"
+    path: str = "packaged:smollm2-135m-instruct"          # inprocess: what the engine loads
     device: str = "auto"
     dtype: Literal["float32", "bfloat16", "float16"] = "float32"
     max_context: int | None = Field(None, gt=0)
     default_max_tokens: int = Field(256, gt=0)
+    replicas: list[str] = Field(default_factory=list)      # engine / upstream: base URLs (…/v1)
+    upstream_model: str | None = None                       # the name the upstream knows (default: name)
+    api_key_env: str | None = None                          # upstream: env variable holding its API key
+    connect_timeout_s: float = Field(2.0, gt=0)
+    read_timeout_s: float = Field(60.0, gt=0)               # longest silence between two chunks
+    retry: RetrySettings = RetrySettings()
+    breaker: BreakerSettings = BreakerSettings()
+    price_in_per_1k: float = Field(0.0, ge=0)               # cost accounting, in your currency
+    price_out_per_1k: float = Field(0.0, ge=0)
+
+    @model_validator(mode="after")
+    def remote_needs_replicas(self) -> ModelSettings:
+        if self.backend != "inprocess" and not self.replicas:
+            raise ValueError(f"model {self.name}: backend '{self.backend}' needs at least one URL in 'replicas'")
+        return self
+
+
+class ComplexityRouterSettings(Section):
+    threshold: float = 1.0
+    completion_small_below_tokens: int = Field(200, ge=0)
+    weights: dict[str, float] = Field(default_factory=dict)   # overrides of ComplexityWeights fields
+
+
+class RoutingSettings(Section):
+    policy: Literal["complexity", "learned", "fixed"] = "complexity"
+    learned_path: str | None = None          # policy: learned, a file from `cachegate router train`
+    fixed_tier: str = "small"                # policy: fixed
+    complexity: ComplexityRouterSettings = ComplexityRouterSettings()
+    fallback: dict[str, list[str]] = Field(default_factory=lambda: {"large": ["small"]})
+    fallback_pinned: bool = True             # a request naming a model also falls back when it is down
 
 
 class ExactCacheSettings(Section):
@@ -81,13 +123,13 @@ class SemanticCacheSettings(Section):
     embedder: EmbedderSettings = EmbedderSettings()
     index: SemanticIndexSettings = SemanticIndexSettings()
     sweep_interval_s: float = Field(30.0, gt=0)
+    store_truncated: bool = False    # also store answers cut by max_tokens (a paraphrase may want more)
 
 
 class CacheSettings(Section):
     exact: ExactCacheSettings = ExactCacheSettings()
     semantic: SemanticCacheSettings = SemanticCacheSettings()
     single_flight: bool = True
-    store_truncated: bool = False    # semantic tier: also store answers cut by max_tokens
 
 
 class RedisSettings(Section):
@@ -102,7 +144,7 @@ class Settings(Section):
     models: list[ModelSettings] = Field(
         default_factory=lambda: [ModelSettings(name="smollm2-135m-instruct")], min_length=1
     )
-    default_model: str | None = None
+    routing: RoutingSettings = RoutingSettings()
     cache: CacheSettings = CacheSettings()
     redis: RedisSettings = RedisSettings()
 
@@ -116,10 +158,6 @@ class Settings(Section):
 
     def model(self, name: str) -> ModelSettings | None:
         return next((m for m in self.models if m.name == name), None)
-
-    @property
-    def default_model_name(self) -> str:
-        return self.default_model or self.models[0].name
 
 
 def load_settings(

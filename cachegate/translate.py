@@ -55,18 +55,19 @@ def _is_field(part: str | int) -> bool:
     return isinstance(part, int) or (part.isidentifier() and part not in _TYPE_SEGMENTS)
 
 
-def to_backend_request(body: SamplingFields, model: str, default_max_tokens: int,
-                       tenant: str = "default") -> BackendRequest:
+def to_backend_request(body: SamplingFields, tenant: str = "default") -> BackendRequest:
+    """The request as the client asked it: `model` is still the client's field (auto, a tier, a model)
+    and `max_tokens`, when the client gave none, the routed model's default once the gateway routes it."""
     requested = body.requested_max_tokens  # type: ignore[attr-defined]
     params = SamplingParams(
-        max_tokens=requested or default_max_tokens,
+        max_tokens=requested or SamplingParams.max_tokens,
         temperature=1.0 if body.temperature is None else body.temperature,
         top_p=1.0 if body.top_p is None else body.top_p,
         top_k=body.top_k or 0,
         seed=body.seed,
         stop=list(body.stop or []),
     )
-    common = dict(model=model, params=params, tenant=tenant, max_tokens_explicit=requested is not None,
+    common = dict(model=body.model, params=params, tenant=tenant, max_tokens_explicit=requested is not None,
                   request_id=uuid.uuid4().hex)
     if isinstance(body, ChatCompletionRequest):
         return BackendRequest(messages=[m.canonical() for m in body.messages], tools=body.tools,

@@ -35,6 +35,20 @@ class UpstreamBackend:
         if self.session is None:
             headers = {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
             self.session = aiohttp.ClientSession(timeout=self.timeout, headers=headers)
+            if not self.info.max_context:
+                await self.learn_context()
+
+    async def learn_context(self) -> None:
+        """Ask the server its context length (engine servers and vLLM say it); best effort: a backend
+        that is down at start must not stop the gateway from starting."""
+        try:
+            async with self.session.get(self.url + "/models", timeout=aiohttp.ClientTimeout(total=2)) as r:
+                models = (await r.json()).get("data", [])
+        except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError):
+            return
+        for model in models:
+            if model.get("id") == self.upstream_model:
+                self.info.max_context = int(model.get("max_context") or model.get("max_model_len") or 0)
 
     async def close(self) -> None:
         if self.session is not None:

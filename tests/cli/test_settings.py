@@ -19,7 +19,7 @@ def test_embedded_defaults_serve_smollm2_with_a_memory_cache():
     s = Settings()
     assert (s.server.host, s.server.port) == ("127.0.0.1", 8000)
     assert s.cache.exact.store == "memory"
-    assert s.default_model_name == "smollm2-135m-instruct"
+    assert s.models[0].name == "smollm2-135m-instruct"
     assert s.models[0].backend == "inprocess"
 
 

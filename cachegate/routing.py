@@ -1,0 +1,108 @@
+"""Where a request goes: the client's `model` field resolved to a configured model and its fallbacks.
+
+`auto` asks the routing policy for a tier; a tier name (`small`, `large`) or a model name pins it.
+The chain lists the models to try in order; the fallback table (large → small) extends it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from cachegate.backends.base import BackendRequest
+from cachegate.errors import ModelNotFound
+from cachegate.settings import RoutingSettings, Settings
+from policies.routing import (ComplexityRouter, ComplexityWeights, FixedRouter, RouteDecision, RouteInput,
+                              Router)
+
+AUTO = "auto"
+
+
+@dataclass
+class Route:
+    model: str                          # the model that should answer
+    tier: str
+    chain: list[str]                    # models to try, `model` first
+    decision: RouteDecision | None = None   # set when the policy chose (model "auto")
+    answered_by: str | None = None      # set once a model of the chain has answered
+
+    @property
+    def fell_back(self) -> bool:
+        return self.answered_by is not None and self.answered_by != self.model
+
+    def header(self) -> str:
+        served = self.answered_by or self.model
+        text = f"{self.tier}:{served}"
+        if self.decision is not None:
+            text = f"auto:{text}"
+        if self.fell_back:
+            text += f";fallback-from={self.model}"
+        return text
+
+
+@dataclass
+class ModelRouter:
+    tiers: dict[str, list[str]]                 # tier -> model names, in config order
+    policy: Router
+    fallback: dict[str, list[str]] = field(default_factory=dict)
+    fallback_pinned: bool = True
+
+    @classmethod
+    def from_settings(cls, settings: Settings, policy: Router | None = None) -> ModelRouter:
+        tiers: dict[str, list[str]] = {}
+        for model in settings.models:
+            tiers.setdefault(model.tier, []).append(model.name)
+        return cls(tiers, policy or build_policy(settings.routing), settings.routing.fallback,
+                   settings.routing.fallback_pinned)
+
+    def tier_of(self, model: str) -> str | None:
+        return next((tier for tier, names in self.tiers.items() if model in names), None)
+
+    def resolve(self, requested: str, request: RouteInput) -> Route:
+        if requested == AUTO:
+            decision = self.policy.route(request)
+            tier = decision.tier if decision.tier in self.tiers else self._nearest(decision.tier)
+            return self._route(self.tiers[tier][0], tier, decision, pinned=False)
+        if requested in self.tiers:
+            return self._route(self.tiers[requested][0], requested, None, pinned=False)
+        tier = self.tier_of(requested)
+        if tier is None:
+            raise ModelNotFound(requested)
+        return self._route(requested, tier, None, pinned=True)
+
+    def _route(self, model: str, tier: str, decision: RouteDecision | None, pinned: bool) -> Route:
+        chain = [model] + [m for m in self.tiers[tier] if m != model]
+        if self.fallback_pinned or not pinned:
+            for other in self.fallback.get(tier, []):
+                chain += [m for m in self.tiers.get(other, []) if m not in chain]
+        return Route(model, tier, chain, decision)
+
+    def _nearest(self, tier: str) -> str:
+        """A tier the policy chose but nobody configured: its fallbacks, else the first tier."""
+        for other in self.fallback.get(tier, []):
+            if other in self.tiers:
+                return other
+        return next(iter(self.tiers))
+
+
+def build_policy(routing: RoutingSettings) -> Router:
+    if routing.policy == "fixed":
+        return FixedRouter(routing.fixed_tier)
+    if routing.policy == "learned":
+        from policies.learned_router import LearnedRouter
+        if not routing.learned_path:
+            raise ValueError("routing.policy 'learned' needs routing.learned_path (see `cachegate router train`)")
+        return LearnedRouter.load(routing.learned_path)
+    c = routing.complexity
+    return ComplexityRouter(threshold=c.threshold, weights=ComplexityWeights(**c.weights),
+                            completion_small_below_tokens=c.completion_small_below_tokens)
+
+
+def route_input(endpoint: str, request: BackendRequest) -> RouteInput:
+    """The plain-data view of a request the routing policy reads (tokens estimated at 4 characters)."""
+    explicit = request.params.max_tokens if request.max_tokens_explicit else None
+    if request.messages is None:
+        prompt = request.prompt or ""
+        return RouteInput(kind=endpoint, text=prompt, prompt_tokens=len(prompt) // 4, max_tokens=explicit)
+    users = [m.get("content") or "" for m in request.messages if m["role"] == "user"]
+    chars = sum(len(m.get("content") or "") for m in request.messages)
+    return RouteInput(kind=endpoint, text=users[-1] if users else "", prompt_tokens=chars // 4,
+                      max_tokens=explicit, turns=len(users), has_tools=bool(request.tools))
