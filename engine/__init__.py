@@ -1,14 +1,31 @@
 """cachegate's inference engine: Llama-family models in PyTorch, GGUF and HF loaders, tokenizer and
 chat template, sampler, and an asyncio streaming API. Usable without the gateway.
-"""
-from engine.async_engine import AsyncEngine
-from engine.config import EngineConfig, ModelConfig
-from engine.errors import ContextLengthError, EmptyPromptError, EngineError, RequestValidationError
-from engine.llm_engine import LLMEngine
-from engine.outputs import RequestOutput
-from engine.sampling_params import SamplingParams
 
-__all__ = [
+Exports load lazily, so `from engine.sampling_params import SamplingParams` does not import torch.
+"""
+from __future__ import annotations
+
+import importlib
+
+EXPORTS = {
+    "AsyncEngine": "engine.async_engine",
+    "LLMEngine": "engine.llm_engine",
+    "EngineConfig": "engine.config",
+    "ModelConfig": "engine.config",
+    "RequestOutput": "engine.outputs",
+    "SamplingParams": "engine.sampling_params",
+    "EngineError": "engine.errors",
+    "RequestValidationError": "engine.errors",
+    "ContextLengthError": "engine.errors",
+    "EmptyPromptError": "engine.errors",
+}
+__all__ = [  # provided by __getattr__
     "AsyncEngine", "ContextLengthError", "EmptyPromptError", "EngineConfig", "EngineError", "LLMEngine",
     "ModelConfig", "RequestOutput", "RequestValidationError", "SamplingParams",
 ]
+
+
+def __getattr__(name: str):
+    if name not in EXPORTS:
+        raise AttributeError(f"module 'engine' has no attribute {name!r}")
+    return getattr(importlib.import_module(EXPORTS[name]), name)
