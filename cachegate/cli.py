@@ -14,6 +14,8 @@ VERBS: dict[tuple[str, ...], tuple[str, str]] = {
     ("eval", "semantic"): ("cachegate.evaluate", "measure the semantic policy on labeled data"),
     ("bench", "semantic"): ("loadtests.bench_semantic", "time semantic lookups"),
     ("bench", "engine"): ("loadtests.bench_engine", "the engine against transformers, side by side"),
+    ("router", "train"): ("cachegate.router_cli", "fit the learned router on labeled examples"),
+    ("router", "eval"): ("cachegate.router_cli", "measure a learned router on labeled examples"),
 }
 
 

@@ -57,9 +57,9 @@ class Gateway:
         self.router = router or ModelRouter({"small": list(backends)}, FixedRouter())
         self.prices = prices or PriceList({})
 
-    def route(self, endpoint: str, request: BackendRequest) -> tuple[Route, BackendRequest]:
+    async def route(self, endpoint: str, request: BackendRequest) -> tuple[Route, BackendRequest]:
         """Resolve the client's `model` (auto, a tier, a model) and bind the request to the routed model."""
-        route = self.router.resolve(request.model, route_input(endpoint, request))
+        route = await self.router.resolve(request.model, route_input(endpoint, request))
         params = request.params
         if not request.max_tokens_explicit:
             params = dataclasses.replace(params, max_tokens=self.backends[route.model].info.default_max_tokens)
@@ -69,7 +69,7 @@ class Gateway:
                     controls: CacheControls | None = None) -> Outcome:
         """Serve `request` as the client sent it: routed, looked up, answered, stored, metered."""
         controls = controls or CacheControls()
-        route, request = self.route(endpoint, request)
+        route, request = await self.route(endpoint, request)
         key = cache_key(endpoint, request, controls.namespace)
         lookup: Lookup | None = None
         if controls.lookup:

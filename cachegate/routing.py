@@ -5,7 +5,12 @@ The chain lists the models to try in order; the fallback table (large → small)
 """
 from __future__ import annotations
 
+import dataclasses
+import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 from cachegate.backends.base import BackendRequest
 from cachegate.errors import ModelNotFound
@@ -44,20 +49,25 @@ class ModelRouter:
     policy: Router
     fallback: dict[str, list[str]] = field(default_factory=dict)
     fallback_pinned: bool = True
+    embed: Callable[[list[str]], Awaitable[Any]] | None = None   # for policies that read embeddings
 
     @classmethod
-    def from_settings(cls, settings: Settings, policy: Router | None = None) -> ModelRouter:
+    def from_settings(cls, settings: Settings, policy: Router | None = None,
+                      embed: Callable[[list[str]], Awaitable[Any]] | None = None) -> ModelRouter:
         tiers: dict[str, list[str]] = {}
         for model in settings.models:
             tiers.setdefault(model.tier, []).append(model.name)
         return cls(tiers, policy or build_policy(settings.routing), settings.routing.fallback,
-                   settings.routing.fallback_pinned)
+                   settings.routing.fallback_pinned, embed)
 
     def tier_of(self, model: str) -> str | None:
         return next((tier for tier, names in self.tiers.items() if model in names), None)
 
-    def resolve(self, requested: str, request: RouteInput) -> Route:
+    async def resolve(self, requested: str, request: RouteInput) -> Route:
         if requested == AUTO:
+            if self.policy.needs_embedding:
+                assert self.embed is not None, "this routing policy needs an embedder"
+                request = dataclasses.replace(request, embedding=(await self.embed([request.text]))[0])
             decision = self.policy.route(request)
             tier = decision.tier if decision.tier in self.tiers else self._nearest(decision.tier)
             return self._route(self.tiers[tier][0], tier, decision, pinned=False)
@@ -90,7 +100,7 @@ def build_policy(routing: RoutingSettings) -> Router:
         from policies.learned_router import LearnedRouter
         if not routing.learned_path:
             raise ValueError("routing.policy 'learned' needs routing.learned_path (see `cachegate router train`)")
-        return LearnedRouter.load(routing.learned_path)
+        return LearnedRouter.from_dict(json.loads(Path(routing.learned_path).read_text()))
     c = routing.complexity
     return ComplexityRouter(threshold=c.threshold, weights=ComplexityWeights(**c.weights),
                             completion_small_below_tokens=c.completion_small_below_tokens)

@@ -99,9 +99,20 @@ async def build_services(settings: Settings, backends: dict[str, Backend] | None
                                 ttl_s=settings.cache.exact.ttl_s,
                                 namespace_ttl_s=namespace_ttl)
     flights = SingleFlight() if settings.cache.single_flight else None
-    gateway = Gateway(backends, exact, admission, stats, semantic, flights,
-                      ModelRouter.from_settings(settings), PriceList.from_settings(settings))
+    router = ModelRouter.from_settings(settings, embed=router_embedder(settings, semantic))
+    gateway = Gateway(backends, exact, admission, stats, semantic, flights, router, PriceList.from_settings(settings))
     return Services(settings, gateway, stats, stores, semantic=semantic)
+
+
+def router_embedder(settings: Settings, semantic: SemanticTier | None):
+    """The learned router reads sentence embeddings: the semantic tier's embedder, or its own."""
+    if settings.routing.policy != "learned":
+        return None
+    if semantic is not None:
+        return semantic.embedder.embed
+    from cachegate.semantic.embedder import Embedder
+    cfg = settings.cache.semantic.embedder
+    return Embedder(cfg.model, cfg.max_batch, cfg.max_wait_ms).embed
 
 
 async def start_semantic(settings: Settings, stores: dict[str, GuardedStore]) -> SemanticTier | None:

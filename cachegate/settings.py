@@ -65,7 +65,7 @@ class ModelSettings(Section):
 
 
 class ComplexityRouterSettings(Section):
-    threshold: float = 1.0
+    threshold: float = 0.8
     completion_small_below_tokens: int = Field(200, ge=0)
     weights: dict[str, float] = Field(default_factory=dict)   # overrides of ComplexityWeights fields
 

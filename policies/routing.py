@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 SMALL, LARGE = "small", "large"
 
@@ -21,6 +21,7 @@ class RouteInput:
     max_tokens: int | None = None   # requested answer length, if the client set one
     turns: int = 1                  # user turns in the conversation
     has_tools: bool = False
+    embedding: Any = None           # sentence embedding of `text`, for policies with `needs_embedding`
 
 
 @dataclass(frozen=True)
@@ -31,14 +32,17 @@ class RouteDecision:
 
 
 class Router(Protocol):
+    needs_embedding: bool
+
     def route(self, request: RouteInput) -> RouteDecision: ...
 
 
 CODE = re.compile(r"```|\bdef |\bclass |\bimport |#include|\bfunction\b|=>|\breturn\b|[{};]\s*$", re.MULTILINE)
 MATH = re.compile(r"\b(prove|proof|derive|integral|derivative|equation|theorem|solve|probability|matrix)\b"
                   r"|\d+\s*[-+*/^=]\s*\d+|\\frac|∫|√", re.IGNORECASE)
-REASONING = re.compile(r"\b(step[- ]by[- ]step|explain why|why does|compare|contrast|analy[sz]e|trade-?offs?"
-                       r"|design|architect|plan|pros and cons|evaluate|reason|implications?|debug|refactor)\b",
+REASONING = re.compile(r"\b(step[- ]by[- ]step|explain (exactly )?why|why does|compare|contrast|analy[sz]e"
+                       r"|trade-?offs?|design|architect|plan|pros and cons|evaluate|reason|implications?|debug"
+                       r"|refactor|rigorous(ly)?|critically|assess|argue|consequences|fix (it|this|the bug))\b",
                        re.IGNORECASE)
 THOROUGH = re.compile(r"\b(in detail|detailed|thorough(ly)?|comprehensive|in depth|elaborate|essay"
                       r"|long-form|at length|exhaustive)\b", re.IGNORECASE)
@@ -59,9 +63,10 @@ class ComplexityWeights:
 @dataclass(frozen=True)
 class ComplexityRouter:
     """Score ≥ `threshold` → large. Short code completions always take the small, fast path."""
-    threshold: float = 1.0
+    threshold: float = 0.8
     weights: ComplexityWeights = field(default_factory=ComplexityWeights)
     completion_small_below_tokens: int = 200
+    needs_embedding = False
 
     def route(self, request: RouteInput) -> RouteDecision:
         if request.kind == "completions" and request.prompt_tokens < self.completion_small_below_tokens \
@@ -95,6 +100,7 @@ def cues(pattern: re.Pattern[str], text: str, cap: int = 2) -> int:
 class FixedRouter:
     """Everything to one tier: for single-model set-ups and for tests."""
     tier: str = SMALL
+    needs_embedding = False
 
     def route(self, request: RouteInput) -> RouteDecision:
         return RouteDecision(self.tier, 0.0, ("fixed",))
