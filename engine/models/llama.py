@@ -12,7 +12,7 @@ from torch import nn
 
 from engine.config import ModelConfig
 from engine.layers.attention import Attention, AttentionContext
-from engine.layers.linear import Linear, PackedLinear
+from engine.layers.linear import Linear, PackedLinear, prefers_transposed
 from engine.layers.norm import RMSNorm
 from engine.layers.rotary import RotaryEmbedding, apply_rotary
 
@@ -24,12 +24,12 @@ PACKED = {  # checkpoint projection -> (our packed module, shard index)
 
 
 class LlamaAttention(nn.Module):
-    def __init__(self, cfg: ModelConfig, layer: int) -> None:
+    def __init__(self, cfg: ModelConfig, layer: int, transposed: bool) -> None:
         super().__init__()
         self.cfg = cfg
         qkv_sizes = [cfg.q_size, cfg.kv_size, cfg.kv_size]
-        self.qkv_proj = PackedLinear(cfg.hidden_size, qkv_sizes, bias=cfg.attention_bias)
-        self.o_proj = Linear(cfg.q_size, cfg.hidden_size, bias=cfg.attention_out_bias)
+        self.qkv_proj = PackedLinear(cfg.hidden_size, qkv_sizes, cfg.attention_bias, transposed)
+        self.o_proj = Linear(cfg.q_size, cfg.hidden_size, cfg.attention_out_bias, transposed)
         if cfg.qk_norm:
             self.q_norm = RMSNorm(cfg.head_dim, cfg.rms_norm_eps)
             self.k_norm = RMSNorm(cfg.head_dim, cfg.rms_norm_eps)
@@ -48,10 +48,10 @@ class LlamaAttention(nn.Module):
 
 
 class LlamaMLP(nn.Module):
-    def __init__(self, cfg: ModelConfig) -> None:
+    def __init__(self, cfg: ModelConfig, transposed: bool) -> None:
         super().__init__()
-        self.gate_up_proj = PackedLinear(cfg.hidden_size, [cfg.intermediate_size] * 2, bias=False)
-        self.down_proj = Linear(cfg.intermediate_size, cfg.hidden_size, bias=False)
+        self.gate_up_proj = PackedLinear(cfg.hidden_size, [cfg.intermediate_size] * 2, False, transposed)
+        self.down_proj = Linear(cfg.intermediate_size, cfg.hidden_size, False, transposed)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # [T, D] -> [T, D]
         gate, up = self.gate_up_proj(x).chunk(2, dim=-1)
@@ -59,12 +59,12 @@ class LlamaMLP(nn.Module):
 
 
 class LlamaBlock(nn.Module):
-    def __init__(self, cfg: ModelConfig, layer: int) -> None:
+    def __init__(self, cfg: ModelConfig, layer: int, transposed: bool) -> None:
         super().__init__()
         self.attn_norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
-        self.attn = LlamaAttention(cfg, layer)
+        self.attn = LlamaAttention(cfg, layer, transposed)
         self.mlp_norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
-        self.mlp = LlamaMLP(cfg)
+        self.mlp = LlamaMLP(cfg, transposed)
 
     def forward(self, x: torch.Tensor, rope: Rope, ctx: AttentionContext) -> torch.Tensor:
         x = x + self.attn(self.attn_norm(x), rope, ctx)
@@ -72,15 +72,16 @@ class LlamaBlock(nn.Module):
 
 
 class LlamaForCausalLM(nn.Module):
-    def __init__(self, cfg: ModelConfig) -> None:
+    def __init__(self, cfg: ModelConfig, transposed: bool = False) -> None:
+        """transposed: store linear weights as [in, out] (see layers/linear.py)."""
         super().__init__()
         self.cfg = cfg
         self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
-        self.layers = nn.ModuleList([LlamaBlock(cfg, i) for i in range(cfg.num_layers)])
+        self.layers = nn.ModuleList([LlamaBlock(cfg, i, transposed) for i in range(cfg.num_layers)])
         self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.lm_head = None  # tied: logits reuse the embedding matrix
         if not cfg.tie_word_embeddings:
-            self.lm_head = Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
+            self.lm_head = Linear(cfg.hidden_size, cfg.vocab_size, False, transposed)
         self.rotary = RotaryEmbedding(cfg.head_dim, cfg.max_context, cfg.rope_theta, cfg.rope_scaling)
 
     @classmethod
@@ -88,7 +89,7 @@ class LlamaForCausalLM(nn.Module):
               dtype: torch.dtype) -> LlamaForCausalLM:
         """Allocate on `device` without random init, load `weights`, fill the RoPE tables."""
         with torch.device("meta"):
-            model = cls(cfg)
+            model = cls(cfg, transposed=prefers_transposed(device, dtype))
         model = model.to_empty(device=device).to(dtype)
         model.rotary.reset_tables()
         model.load_weights(weights)
@@ -108,7 +109,7 @@ class LlamaForCausalLM(nn.Module):
             target = self.get_submodule(target_name)
             if isinstance(target, Linear):
                 target.load(kind, w, index)
-                name = f"{target_name}.{'weight_t' if kind == 'weight' else 'bias'}"
+                name = f"{target_name}.{kind}"
             else:
                 assert params[name].shape == w.shape, \
                     f"{name}: {tuple(w.shape)} != {tuple(params[name].shape)}"
