@@ -12,6 +12,8 @@ from starlette.exceptions import HTTPException
 
 from cachegate.backends.base import Backend
 from cachegate.errors import APIError, error_body
+from cachegate.admin.api import router as admin_api
+from cachegate.admin.page import router as admin_page
 from cachegate.routes import router
 from cachegate.services import build_services
 from cachegate.settings import Settings
@@ -33,6 +35,8 @@ def create_app(settings: Settings | None = None, backends: dict[str, Backend] | 
 
     app = FastAPI(title="cachegate", version="0.1.0", lifespan=lifespan)
     app.include_router(router)
+    app.include_router(admin_api)
+    app.include_router(admin_page)
     install_error_handlers(app)
     return app
 

@@ -16,6 +16,7 @@ VERBS: dict[tuple[str, ...], tuple[str, str]] = {
     ("bench", "engine"): ("loadtests.bench_engine", "the engine against transformers, side by side"),
     ("router", "train"): ("cachegate.router_cli", "fit the learned router on labeled examples"),
     ("router", "eval"): ("cachegate.router_cli", "measure a learned router on labeled examples"),
+    ("stats",): ("cachegate.stats_cli", "the dashboard's summary of a running gateway, as a table"),
 }
 
 

@@ -1,5 +1,5 @@
 """The request path of the gateway, free of HTTP: exact tier → semantic tier → single-flight →
-backend (the route's fallback chain) → admission → store in both tiers → accounting.
+backend (the route's fallback chain) → admission → store in both tiers.
 
 `Gateway.serve` returns an `Outcome` whose chunks replay a cached answer or stream a fresh one; a
 fresh answer is offered to the caches once it has finished, before its last chunk reaches the client.
@@ -13,7 +13,6 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from cachegate.accounting import PriceList
 from cachegate.backends.base import Backend, BackendRequest, Chunk, Usage
 from cachegate.backends.fallback import generate_with_fallback
 from cachegate.cache.answer import CachedAnswer
@@ -26,6 +25,8 @@ from cachegate.semantic.entry import id_text
 from cachegate.semantic.singleflight import SingleFlight
 from cachegate.semantic.tier import Lookup, SemanticTier
 from cachegate.stats import Stats
+from cachegate.telemetry.ledger import Ledger, LedgerEntry
+from cachegate.telemetry.recorder import question_of
 from policies.admission import AdmissionPolicy
 from policies.routing import FixedRouter
 
@@ -47,7 +48,7 @@ class Gateway:
     def __init__(self, backends: dict[str, Backend], exact: ExactTier | None,
                  admission: AdmissionPolicy, stats: Stats, semantic: SemanticTier | None = None,
                  flights: SingleFlight | None = None, router: ModelRouter | None = None,
-                 prices: PriceList | None = None) -> None:
+                 ledger: Ledger | None = None) -> None:
         self.backends = backends
         self.exact = exact
         self.admission = admission
@@ -55,7 +56,7 @@ class Gateway:
         self.semantic = semantic
         self.flights = flights
         self.router = router or ModelRouter({"small": list(backends)}, FixedRouter())
-        self.prices = prices or PriceList({})
+        self.ledger = ledger or Ledger()
 
     async def route(self, endpoint: str, request: BackendRequest) -> tuple[Route, BackendRequest]:
         """Resolve the client's `model` (auto, a tier, a model) and bind the request to the routed model."""
@@ -73,15 +74,15 @@ class Gateway:
         key = cache_key(endpoint, request, controls.namespace)
         lookup: Lookup | None = None
         if controls.lookup:
-            answer = await self._exact_hit(key, controls.max_age_s)
+            answer = await self._exact_hit(request.tenant, controls, key)
             if answer is not None:
-                return self._outcome("hit-exact", key, route, replay(answer))
+                return Outcome("hit-exact", key, route, replay(answer))
             if self.semantic is not None:
                 lookup = await self.semantic.lookup(endpoint, request, controls.namespace, controls.max_age_s)
                 if lookup is not None and lookup.hit is not None:
                     hit = lookup.hit
-                    return self._outcome("hit-semantic", key, route, replay(hit.entry.answer),
-                                         similarity=round(hit.similarity, 4), entry_id=id_text(hit.entry.id))
+                    return Outcome("hit-semantic", key, route, replay(hit.entry.answer),
+                                   similarity=round(hit.similarity, 4), entry_id=id_text(hit.entry.id))
         store = Storer(self, endpoint, request, key, controls, lookup, route)
         chunks, shared = self._call(route, request, key, controls, store)
         try:
@@ -90,21 +91,7 @@ class Gateway:
             raise BackendUnavailable(f"the backend of '{request.model}' returned no answer") from None
         self.stats.count_route(route.tier, route.answered_by or route.model, route.fell_back)
         cache = "miss" if controls.lookup else "bypass"
-        return self._outcome(cache, key, route, prepend(first, chunks), shared=shared)
-
-    def _outcome(self, cache: str, key: str, route: Route, chunks: AsyncIterator[Chunk], **kw) -> Outcome:
-        return Outcome(cache, key, route, self._meter(cache, route, chunks), **kw)
-
-    async def _meter(self, cache: str, route: Route, chunks: AsyncIterator[Chunk]) -> AsyncIterator[Chunk]:
-        """Count tokens and cost once the answer's usage is known: spent on a miss, saved on a hit."""
-        try:
-            async for chunk in chunks:
-                if chunk.usage is not None:
-                    model = route.answered_by or route.model
-                    self.stats.account(cache, model, chunk.usage, self.prices.cost(model, chunk.usage))
-                yield chunk
-        finally:
-            await chunks.aclose()
+        return Outcome(cache, key, route, prepend(first, chunks), shared=shared)
 
     def _call(self, route: Route, request: BackendRequest, key: str, controls: CacheControls,
               store: Storer) -> tuple[AsyncIterator[Chunk], bool]:
@@ -116,11 +103,11 @@ class Gateway:
         generate = generate_with_fallback(self.backends, route, request)
         return self.flights.lead(key, generate, store.on_chunk).subscribe(), False
 
-    async def _exact_hit(self, key: str, max_age_s: float | None) -> CachedAnswer | None:
+    async def _exact_hit(self, tenant: str, controls: CacheControls, key: str) -> CachedAnswer | None:
         if self.exact is None:
             return None
-        answer = await self.exact.lookup(key)
-        if answer is not None and max_age_s is not None and time.time() - answer.created > max_age_s:
+        answer = await self.exact.lookup(tenant, controls.namespace, key)
+        if answer is not None and controls.max_age_s is not None and time.time() - answer.created > controls.max_age_s:
             return None
         return answer
 
@@ -148,14 +135,21 @@ class Storer:
             return
         answer = CachedAnswer(text=text, finish_reason=last.finish_reason or "stop", model=self.request.model,
                               usage=last.usage or Usage())
+        request, question = self.request, question_of(self.request)
         if g.exact is not None and g.admission.admits(text, last.finish_reason, "exact"):
-            await g.exact.put(self.key, answer, g.admission.ttl_for(controls.ttl_s, controls.namespace))
+            ttl = g.admission.ttl_for(controls.ttl_s, controls.namespace)
+            await g.exact.put(request.tenant, controls.namespace, self.key, answer, ttl)
             g.stats.stored += 1
+            g.ledger.stored(LedgerEntry("exact", self.key, request.tenant, controls.namespace, request.model,
+                                        question, text))
         if g.semantic is not None and g.admission.admits(text, last.finish_reason, "semantic"):
             lookup = self.lookup or await self._prepare()
             if lookup is not None:
                 ttl = g.admission.ttl_for(controls.ttl_s, controls.namespace, g.semantic.cfg.ttl_s)
-                await g.semantic.put(lookup, answer, ttl)
+                entry = await g.semantic.put(lookup, answer, ttl)
+                if entry is not None:
+                    g.ledger.stored(LedgerEntry("semantic", id_text(entry.id), request.tenant, controls.namespace,
+                                                request.model, question, text))
 
     async def _prepare(self) -> Lookup | None:
         try:

@@ -1,18 +1,22 @@
 """HTTP routes of the OpenAI-compatible API. Thin: parse, call the pipeline, shape the response."""
 from __future__ import annotations
 
-import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import APIRouter, Request
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
+from cachegate.backends.base import Chunk
 from cachegate.cache.controls import controls_of
 from cachegate.errors import APIError, InvalidRequest
 from cachegate.pipeline import Outcome
 from cachegate.responses import Envelope, collect, sse, whole
 from cachegate.semantic.admin import router as semantic_admin
 from cachegate.services import Services
+from cachegate.telemetry.health import export, health
+from cachegate.telemetry.report import report
 from cachegate.translate import ENDPOINT_SCHEMAS, parse_body, to_backend_request
 
 router = APIRouter()
@@ -38,6 +42,15 @@ async def list_models(http: Request) -> dict[str, Any]:
     return {"object": "list", "data": data}
 
 
+@router.get("/metrics")
+async def metrics(http: Request) -> Response:
+    """Prometheus exposition; gauges (hit ratios, stores, replicas, engines) are refreshed per scrape."""
+    services: Services = http.app.state.services
+    telemetry = services.telemetry
+    export(telemetry.metrics, await health(services), report(await telemetry.window())["totals"])
+    return Response(generate_latest(telemetry.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+
 @router.get("/healthz")
 async def healthz(http: Request) -> dict[str, Any]:
     services: Services = http.app.state.services
@@ -48,22 +61,22 @@ async def healthz(http: Request) -> dict[str, Any]:
 
 async def complete(http: Request, kind: str) -> Response:
     services: Services = http.app.state.services
-    cache = "error"
+    record = services.telemetry.start(kind)
     try:
         body = parse_body(await read_body(http, services.settings.server.max_body_bytes), ENDPOINT_SCHEMAS[kind])
         request = to_backend_request(body, tenant=services.tenant_of(http))
         controls = controls_of(body.cache, http.headers.get("cache-control"))
         outcome = await services.gateway.serve(kind, request, controls)
-        cache = outcome.cache
-        response = await shape(kind, outcome, body.stream, body.include_usage)
+        services.telemetry.routed(record, outcome, request)
+        chunks = services.telemetry.observe(record, outcome.chunks)
+        return await shape(kind, outcome, chunks, body.stream, body.include_usage)
     except APIError as exc:
-        services.stats.count(kind, cache, exc.status)
+        services.telemetry.finish(record, exc.status)
         return exc.response()
-    services.stats.count(kind, cache, response.status_code)
-    return response
 
 
-async def shape(kind: str, outcome: Outcome, stream: bool, include_usage: bool) -> Response:
+async def shape(kind: str, outcome: Outcome, chunks: AsyncIterator[Chunk], stream: bool,
+                include_usage: bool) -> Response:
     route = outcome.route
     headers = {"x-cachegate-cache": outcome.cache, "x-cachegate-key": outcome.key,
                "x-cachegate-route": route.header()}
@@ -74,11 +87,9 @@ async def shape(kind: str, outcome: Outcome, stream: bool, include_usage: bool) 
         headers["x-cachegate-single-flight"] = "joined"
     envelope = Envelope(kind, route.answered_by or route.model)
     if stream:
-        return StreamingResponse(sse(envelope, outcome.chunks, include_usage), media_type="text/event-stream",
+        return StreamingResponse(sse(envelope, chunks, include_usage), media_type="text/event-stream",
                                  headers=headers | {"cache-control": "no-cache"})
-    started = time.perf_counter()
-    answer = await collect(outcome.chunks)
-    headers["x-cachegate-backend-ms"] = f"{(time.perf_counter() - started) * 1000:.1f}"
+    answer = await collect(chunks)
     return JSONResponse(whole(envelope, answer), headers=headers)
 
 

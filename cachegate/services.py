@@ -21,6 +21,9 @@ from cachegate.semantic.tier import SemanticTier
 from cachegate.routing import ModelRouter
 from cachegate.settings import ModelSettings, Settings
 from cachegate.stats import Stats
+from cachegate.telemetry.ledger import Ledger
+from cachegate.telemetry.recorder import Telemetry
+from cachegate.telemetry.series import MinuteSeries, RedisSeries
 from cachegate.stores.guarded import GuardedStore
 from cachegate.stores.memory import MemoryStore
 from policies.admission import AdmissionPolicy
@@ -31,6 +34,7 @@ class Services:
     settings: Settings
     gateway: Gateway
     stats: Stats
+    telemetry: Telemetry
     stores: dict[str, GuardedStore] = field(default_factory=dict)
     started: int = field(default_factory=lambda: int(time.time()))
     semantic: SemanticTier | None = None
@@ -39,6 +43,7 @@ class Services:
         return "default"
 
     async def close(self) -> None:
+        await self.telemetry.close()
         for backend in self.gateway.backends.values():
             await backend.close()
         if self.semantic is not None:
@@ -100,8 +105,23 @@ async def build_services(settings: Settings, backends: dict[str, Backend] | None
                                 namespace_ttl_s=namespace_ttl)
     flights = SingleFlight() if settings.cache.single_flight else None
     router = ModelRouter.from_settings(settings, embed=router_embedder(settings, semantic))
-    gateway = Gateway(backends, exact, admission, stats, semantic, flights, router, PriceList.from_settings(settings))
-    return Services(settings, gateway, stats, stores, semantic=semantic)
+    ledger = Ledger()
+    gateway = Gateway(backends, exact, admission, stats, semantic, flights, router, ledger)
+    telemetry = build_telemetry(settings, stats, ledger)
+    return Services(settings, gateway, stats, telemetry, stores, semantic=semantic)
+
+
+def build_telemetry(settings: Settings, stats: Stats, ledger: Ledger) -> Telemetry:
+    local = MinuteSeries(settings.admin.series_minutes)
+    fleet = None
+    if settings.redis.url:
+        import redis.asyncio as aioredis
+        client = aioredis.Redis.from_url(settings.redis.url, socket_timeout=settings.redis.socket_timeout_s,
+                                         socket_connect_timeout=settings.redis.socket_timeout_s)
+        fleet = RedisSeries(local, client, settings.redis.key_prefix)
+    telemetry = Telemetry(stats, PriceList.from_settings(settings), local, ledger, fleet)
+    telemetry.start_flushing(settings.admin.flush_interval_s)
+    return telemetry
 
 
 def router_embedder(settings: Settings, semantic: SemanticTier | None):

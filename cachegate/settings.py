@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 ENV_PREFIX = "CACHEGATE_"
 
@@ -139,6 +139,12 @@ class RedisSettings(Section):
     retry_interval_s: float = Field(1.0, ge=0)
 
 
+class AdminSettings(Section):
+    token: SecretStr | None = None           # bearer token of /admin (or CACHEGATE_ADMIN_TOKEN); none = refused
+    series_minutes: int = Field(60, ge=1, le=24 * 60)    # per-minute history the dashboard shows
+    flush_interval_s: float = Field(2.0, gt=0)           # with Redis: how often figures join the fleet's
+
+
 class Settings(Section):
     server: ServerSettings = ServerSettings()
     models: list[ModelSettings] = Field(
@@ -147,6 +153,7 @@ class Settings(Section):
     routing: RoutingSettings = RoutingSettings()
     cache: CacheSettings = CacheSettings()
     redis: RedisSettings = RedisSettings()
+    admin: AdminSettings = AdminSettings()
 
     @field_validator("models")
     @classmethod
@@ -180,7 +187,10 @@ def env_overrides(env: dict[str, str]) -> dict[str, Any]:
     """`CACHEGATE_A__B=v` -> {"a": {"b": v}}; values are parsed as YAML scalars (numbers, booleans, lists)."""
     out: dict[str, Any] = {}
     for name, raw in env.items():
-        if not name.startswith(ENV_PREFIX) or name == ENV_PREFIX + "ADMIN_TOKEN":
+        if name == ENV_PREFIX + "ADMIN_TOKEN":
+            out.setdefault("admin", {})["token"] = raw
+            continue
+        if not name.startswith(ENV_PREFIX) or name == ENV_PREFIX + "CONFIG":   # CONFIG names the file itself
             continue
         keys = name[len(ENV_PREFIX):].lower().split("__")
         node = out

@@ -33,6 +33,13 @@ class InProcessBackend:
         if self.engine is not None:
             await self.engine.shutdown()
 
+    def engine_stats(self) -> dict[str, Any]:
+        """Running and waiting requests, and whatever else the engine reports (KV blocks, prefix reuse)."""
+        if self.engine is None:
+            return {}
+        extra = self.engine.stats() if hasattr(self.engine, "stats") else {}
+        return {"running": self.engine.num_running, "waiting": self.engine.num_waiting} | extra
+
     async def generate(self, request: BackendRequest) -> AsyncIterator[Chunk]:
         prompt_ids = self.prompt_ids(request)
         params = self.fit_to_context(request, len(prompt_ids))

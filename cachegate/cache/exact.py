@@ -1,11 +1,13 @@
 """The exact-answer tier: the same request, the same answer, from a store keyed by `exact_key`.
 
-The store is guarded, so Redis going away skips the tier (counted, logged) and requests still
+Entries live at `exact:<tenant>/<namespace>/<key>`, so a tenant or a namespace can be purged with
+one scan. The store is guarded: Redis going away skips the tier (counted, logged) and requests still
 succeed; a corrupt entry is dropped and treated as a miss.
 """
 from __future__ import annotations
 
 import logging
+from urllib.parse import quote
 
 from cachegate.cache.answer import CachedAnswer
 from cachegate.stores.base import namespaced
@@ -20,16 +22,39 @@ class ExactTier:
         self.namespace = namespace
         self.ttl_s = ttl_s
 
-    async def lookup(self, key: str) -> CachedAnswer | None:
-        raw = await self.store.get(namespaced(self.namespace, key))
+    def path(self, tenant: str, namespace: str, key: str) -> str:
+        return namespaced(self.namespace, f"{quote(tenant, safe='')}/{quote(namespace, safe='')}/{key}")
+
+    async def lookup(self, tenant: str, namespace: str, key: str) -> CachedAnswer | None:
+        path = self.path(tenant, namespace, key)
+        raw = await self.store.get(path)
         if raw is None:
             return None
         try:
             return CachedAnswer.from_bytes(raw)
         except (ValueError, TypeError, KeyError) as exc:
             log.warning("dropping unreadable exact entry %s: %s", key[:16], exc)
-            await self.store.delete(namespaced(self.namespace, key))
+            await self.store.delete(path)
             return None
 
-    async def put(self, key: str, answer: CachedAnswer, ttl_s: float | None = None) -> None:
-        await self.store.set(namespaced(self.namespace, key), answer.to_bytes(), ttl_s or self.ttl_s)
+    async def put(self, tenant: str, namespace: str, key: str, answer: CachedAnswer,
+                  ttl_s: float | None = None) -> None:
+        await self.store.set(self.path(tenant, namespace, key), answer.to_bytes(), ttl_s or self.ttl_s)
+
+    async def delete(self, key: str) -> bool:
+        """Forget one entry by its key (the `x-cachegate-key` header), whatever its tenant."""
+        deleted = False
+        async for path in self.store.scan(self.namespace):
+            if path.endswith("/" + key):
+                deleted = await self.store.delete(path) or deleted
+        return deleted
+
+    async def purge(self, tenant: str, namespace: str | None = None) -> int:
+        """Forget every entry of a tenant, or of one of its namespaces; returns how many went."""
+        prefix = f"{self.namespace}:{quote(tenant, safe='')}/"
+        if namespace is not None:
+            prefix += f"{quote(namespace, safe='')}/"
+        doomed = [path async for path in self.store.scan(self.namespace) if path.startswith(prefix)]
+        for path in doomed:
+            await self.store.delete(path)
+        return len(doomed)

@@ -1,22 +1,20 @@
 """Admin routes of the semantic tier: its figures, one entry, and invalidation (by id, namespace, query).
 
-Guarded by `CACHEGATE_ADMIN_TOKEN` (a bearer token) when set; without it, only loopback clients may call.
+Guarded like every admin route by the admin bearer token (`cachegate.admin.auth`).
 """
 from __future__ import annotations
 
-import hmac
-import os
 from typing import Any
 
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from cachegate.admin.auth import require_admin
 from cachegate.errors import APIError, InvalidRequest
 from cachegate.semantic.entry import id_text, parse_id
 from cachegate.semantic.tier import SemanticTier
 
 router = APIRouter(prefix="/admin/semantic")
-LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 
 
 class Invalidate(BaseModel):
@@ -34,24 +32,12 @@ class Invalidate(BaseModel):
 
 
 def tier_of(http: Request) -> SemanticTier:
-    authorize(http)
+    require_admin(http)
     tier = http.app.state.services.semantic
     if tier is None:
         raise APIError("The semantic tier is disabled", code="semantic_disabled", status=404,
                        type="not_found_error")
     return tier
-
-
-def authorize(http: Request) -> None:
-    token = os.environ.get("CACHEGATE_ADMIN_TOKEN")
-    if token:
-        given = http.headers.get("authorization", "").removeprefix("Bearer ").strip()
-        if not hmac.compare_digest(given.encode(), token.encode()):
-            raise APIError("A valid admin bearer token is required", status=401, type="authentication_error",
-                           code="invalid_admin_token")
-    elif (http.client.host if http.client else "") not in LOOPBACK:
-        raise APIError("Admin routes are open to loopback clients only unless CACHEGATE_ADMIN_TOKEN is set",
-                       status=403, type="permission_error", code="admin_forbidden")
 
 
 @router.get("")

@@ -1,6 +1,8 @@
 """Gateway fixtures: an app over the stand-in backend, with the memory store or a real Redis."""
 from __future__ import annotations
 
+import os
+
 import pytest
 from fastapi.testclient import TestClient
 
@@ -10,10 +12,12 @@ from tests.support.fake_backend import EchoBackend
 
 
 def make_settings(**overrides):
+    """Settings for a test app; of the environment only CACHEGATE_ADMIN_TOKEN is read (tests set it)."""
     base = {"models": [{"name": "echo"}]}
     for key, value in overrides.items():
         base[key] = value
-    return load_settings(env={}, overrides=base)
+    env = {k: v for k, v in os.environ.items() if k == "CACHEGATE_ADMIN_TOKEN"}
+    return load_settings(env=env, overrides=base)
 
 
 @pytest.fixture

@@ -1,0 +1,1 @@
+"""The operators' side: the /admin dashboard page and its authenticated JSON API."""

@@ -1,0 +1,59 @@
+"""Health of what the gateway depends on: stores (up, entries, bytes), every replica of every model
+(circuit, requests in flight) and in-process engines (running, waiting, KV blocks, prefix reuse)."""
+from __future__ import annotations
+
+from typing import Any
+
+from cachegate.telemetry.metrics import Metrics
+
+
+async def stores_health(stores: dict) -> dict[str, dict[str, Any]]:
+    out = {}
+    for name, store in stores.items():
+        stats = await store.stats()
+        out[name] = {"up": store.healthy, "entries": getattr(stats, "entries", None),
+                     "bytes": getattr(stats, "bytes", None)}
+    return out
+
+
+def replicas_health(backends: dict) -> list[dict[str, Any]]:
+    out = []
+    for model, backend in backends.items():
+        for replica in getattr(backend, "replicas", [backend]):
+            inner = getattr(replica, "backend", replica)
+            breaker = getattr(replica, "breaker", None)
+            row = {"model": model, "tier": backend.info.tier, "replica": getattr(inner, "url", "inprocess"),
+                   "up": getattr(replica, "available", True), "breaker": breaker.state if breaker else "closed",
+                   "outstanding": getattr(replica, "outstanding", 0)}
+            if hasattr(inner, "engine_stats"):
+                row["engine"] = inner.engine_stats()
+            out.append(row)
+    return out
+
+
+async def health(services) -> dict[str, Any]:
+    return {"stores": await stores_health(services.stores),
+            "backends": replicas_health(services.gateway.backends)}
+
+
+def export(metrics: Metrics, state: dict[str, Any], totals: dict[str, Any]) -> None:
+    """Set the scrape-time gauges from a health snapshot and the window's totals."""
+    for tier, key in (("exact", "exact_hit_rate"), ("semantic", "semantic_hit_rate"), ("any", "hit_rate")):
+        metrics.hit_ratio.labels(tier).set(totals[key])
+    for name, s in state["stores"].items():
+        metrics.store_up.labels(name).set(1 if s["up"] else 0)
+        if s["entries"] is not None:
+            metrics.store_entries.labels(name).set(s["entries"])
+            metrics.store_bytes.labels(name).set(s["bytes"])
+    for row in state["backends"]:
+        labels = (row["model"], row["replica"])
+        metrics.backend_up.labels(*labels).set(1 if row["up"] else 0)
+        metrics.backend_outstanding.labels(*labels).set(row["outstanding"])
+        engine = row.get("engine") or {}
+        for state_name in ("running", "waiting"):
+            if state_name in engine:
+                metrics.engine_requests.labels(row["model"], state_name).set(engine[state_name])
+        for key, gauge in (("kv_blocks_in_use", metrics.kv_blocks_used), ("kv_blocks_total", metrics.kv_blocks_total),
+                           ("prefix_hit_rate", metrics.prefix_hit_rate)):
+            if key in engine:
+                gauge.labels(row["model"]).set(engine[key])

@@ -1,0 +1,137 @@
+"""Telemetry of requests: one `RequestRecord` per request, finished exactly once, feeding the
+Prometheus metrics, the per-minute series, the in-process counters and the entry ledger."""
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter as CounterT
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+from cachegate.accounting import PriceList
+from cachegate.backends.base import BackendRequest, Chunk, Usage
+from cachegate.errors import APIError
+from cachegate.stats import HITS, Stats
+from cachegate.telemetry.histogram import bucket_of
+from cachegate.telemetry.ledger import Ledger
+from cachegate.telemetry.metrics import Metrics
+from cachegate.telemetry.series import MinuteSeries, RedisSeries
+
+
+@dataclass
+class RequestRecord:
+    endpoint: str
+    started: float = field(default_factory=time.perf_counter)
+    cache: str = "error"
+    tier: str = "-"
+    model: str = ""
+    route: str = ""
+    question: str = ""
+    similarity: float | None = None
+    first_token_s: float | None = None
+    usage: Usage | None = None
+    status: int = 200
+    done: bool = False
+
+
+def question_of(request: BackendRequest) -> str:
+    if request.prompt is not None:
+        return request.prompt
+    users = [m.get("content") or "" for m in request.messages or [] if m["role"] == "user"]
+    return users[-1] if users else ""
+
+
+class Telemetry:
+    def __init__(self, stats: Stats, prices: PriceList, series: MinuteSeries, ledger: Ledger,
+                 fleet: RedisSeries | None = None) -> None:
+        self.stats = stats
+        self.prices = prices
+        self.series = series
+        self.ledger = ledger
+        self.fleet = fleet          # the fleet's minute buckets in Redis, when configured
+        self.metrics = Metrics()
+        self._flusher: asyncio.Task | None = None
+
+    def start_flushing(self, interval_s: float) -> None:
+        if self.fleet is not None:
+            self._flusher = asyncio.create_task(self.fleet.run(interval_s))
+
+    async def close(self) -> None:
+        if self._flusher is not None:
+            self._flusher.cancel()
+            await self.fleet.flush()
+            await self.fleet.client.aclose()
+
+    async def window(self) -> list[tuple[int, CounterT]]:
+        return await self.fleet.window() if self.fleet is not None else self.series.window()
+
+    def start(self, endpoint: str) -> RequestRecord:
+        return RequestRecord(endpoint)
+
+    def routed(self, rec: RequestRecord, outcome, request: BackendRequest) -> None:
+        """The pipeline has decided: where the answer comes from, and which model it stands for."""
+        route = outcome.route
+        rec.cache, rec.tier, rec.route = outcome.cache, route.tier, route.header()
+        rec.model = route.answered_by or route.model
+        rec.question = question_of(request)
+        rec.similarity = outcome.similarity
+        if outcome.cache == "hit-exact":
+            self.ledger.hit(outcome.key)
+        elif outcome.cache == "hit-semantic":
+            self.ledger.hit(outcome.entry_id or "", outcome.similarity)
+            self.metrics.similarity.observe(outcome.similarity or 0.0)
+
+    async def observe(self, rec: RequestRecord, chunks: AsyncIterator[Chunk]) -> AsyncIterator[Chunk]:
+        """Pass the answer through, noting the first token and the usage; finish the record at the end."""
+        try:
+            async for chunk in chunks:
+                if rec.first_token_s is None and (chunk.text or chunk.finish_reason):
+                    rec.first_token_s = time.perf_counter() - rec.started
+                if chunk.usage is not None:
+                    rec.usage = chunk.usage
+                yield chunk
+        except APIError as exc:
+            rec.status = exc.status
+            raise
+        except Exception:
+            rec.status = 500
+            raise
+        finally:
+            await chunks.aclose()
+            self.finish(rec)
+
+    def finish(self, rec: RequestRecord, status: int | None = None) -> None:
+        if rec.done:
+            return
+        rec.done = True
+        if status is not None:
+            rec.status = status
+        total_s = time.perf_counter() - rec.started
+        m = self.metrics
+        m.requests.labels(rec.endpoint, rec.cache, rec.tier, str(rec.status)).inc()
+        self.stats.count(rec.endpoint, rec.cache, rec.status)
+        fields: dict[str, float] = {f"req:{rec.cache}": 1}
+        if rec.status == 200:
+            m.duration.labels(rec.endpoint, rec.cache).observe(total_s)
+            fields[f"lat:{rec.cache}:{bucket_of(total_s * 1000)}"] = 1
+            fields[f"route:{rec.tier}"] = 1
+            if rec.first_token_s is not None:
+                m.ttft.labels(rec.endpoint, rec.cache).observe(rec.first_token_s)
+                fields[f"ttft:{rec.cache}:{bucket_of(rec.first_token_s * 1000)}"] = 1
+            fields |= self._account(rec)
+            if rec.cache in ("miss", "bypass"):
+                self.ledger.missed(rec.question, rec.model, total_s * 1000, rec.route)
+                m.routes.labels(rec.tier, rec.model, str("fallback-from" in rec.route).lower()).inc()
+        self.series.add(fields)
+
+    def _account(self, rec: RequestRecord) -> dict[str, float]:
+        if rec.usage is None:
+            return {}
+        cost = self.prices.cost(rec.model, rec.usage)
+        self.stats.account(rec.cache, rec.model, rec.usage, cost)
+        kind = "saved" if rec.cache in HITS else "served"
+        self.metrics.tokens.labels(kind, rec.model).inc(rec.usage.total_tokens)
+        self.metrics.cost.labels("saved" if kind == "saved" else "spent", rec.model).inc(cost)
+        if kind == "saved":
+            return {"tokens_saved": rec.usage.total_tokens, "cost_saved": cost}
+        return {"tokens_served": rec.usage.total_tokens, "cost": cost}
