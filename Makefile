@@ -31,8 +31,10 @@ $(STAMP): pyproject.toml Makefile | $(PY)
 serve: install
 	$(PY) -m cachegate serve --host $(HOST) --port $(PORT) $(if $(CONFIG),--config $(CONFIG))
 
-# A private redis-server on a free loopback port for the suite, stopped whatever the outcome.
+# System packages the tests drive (redis-server, chromium), then a private redis-server on a free
+# loopback port for the suite, stopped whatever the outcome.
 test: install
+	scripts/ensure-system-packages.sh
 	scripts/with-redis.sh $(PY) -m pytest -q $(PYTEST_ARGS)
 
 lint:
