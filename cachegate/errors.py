@@ -27,8 +27,10 @@ class APIError(Exception):
     def body(self) -> dict[str, Any]:
         return error_body(self.message, self.type, self.param, self.code)
 
+    headers: dict[str, str] = {}
+
     def response(self) -> JSONResponse:
-        return JSONResponse(self.body(), status_code=self.status)
+        return JSONResponse(self.body(), status_code=self.status, headers=self.headers or None)
 
 
 class InvalidRequest(APIError):
@@ -45,6 +47,23 @@ class ModelNotFound(APIError):
 class ContextLengthExceeded(APIError):
     def __init__(self, message: str) -> None:
         super().__init__(message, param="messages", code="context_length_exceeded")
+
+
+class Unauthorized(APIError):
+    status = 401
+
+    def __init__(self, message: str = "Incorrect API key provided. Send it as 'Authorization: Bearer <key>'.") -> None:
+        super().__init__(message, code="invalid_api_key")
+
+
+class RateLimited(APIError):
+    """429 for a client over its own limits, with `retry-after` in whole seconds."""
+    status = 429
+    type = "rate_limit_error"
+
+    def __init__(self, message: str, retry_after_s: float) -> None:
+        super().__init__(message, code="rate_limit_exceeded")
+        self.headers = {"retry-after": str(max(1, int(retry_after_s + 0.999)))}
 
 
 class BackendError(APIError):

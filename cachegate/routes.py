@@ -14,7 +14,11 @@ from cachegate.errors import APIError, InvalidRequest
 from cachegate.pipeline import Outcome
 from cachegate.responses import Envelope, collect, sse, whole
 from cachegate.semantic.admin import router as semantic_admin
+from cachegate.auth import Principal
+from cachegate.limits import check_limits
+from cachegate.ratelimit import RateLimiter
 from cachegate.services import Services
+from cachegate.stats import HITS
 from cachegate.telemetry.health import export, health
 from cachegate.telemetry.report import report
 from cachegate.translate import ENDPOINT_SCHEMAS, parse_body, to_backend_request
@@ -63,16 +67,32 @@ async def complete(http: Request, kind: str) -> Response:
     services: Services = http.app.state.services
     record = services.telemetry.start(kind)
     try:
+        principal = await services.keys.authenticate(http.headers.get("authorization"))
+        await services.limiter.admit(principal)
         body = parse_body(await read_body(http, services.settings.server.max_body_bytes), ENDPOINT_SCHEMAS[kind])
-        request = to_backend_request(body, tenant=services.tenant_of(http))
+        check_limits(body, services.settings.limits)
+        request = to_backend_request(body, tenant=principal.tenant)
         controls = controls_of(body.cache, http.headers.get("cache-control"))
         outcome = await services.gateway.serve(kind, request, controls)
         services.telemetry.routed(record, outcome, request)
-        chunks = services.telemetry.observe(record, outcome.chunks)
+        chunks = charge(services.limiter, principal, outcome.cache, outcome.chunks)
+        chunks = services.telemetry.observe(record, chunks)
         return await shape(kind, outcome, chunks, body.stream, body.include_usage)
     except APIError as exc:
         services.telemetry.finish(record, exc.status)
         return exc.response()
+
+
+async def charge(limiter: RateLimiter, principal: Principal, cache: str,
+                 chunks: AsyncIterator[Chunk]) -> AsyncIterator[Chunk]:
+    """Charge the key for the tokens a backend produced (cache hits are free)."""
+    try:
+        async for chunk in chunks:
+            if chunk.usage is not None and cache not in HITS:
+                await limiter.charge_tokens(principal, chunk.usage.total_tokens)
+            yield chunk
+    finally:
+        await chunks.aclose()
 
 
 async def shape(kind: str, outcome: Outcome, chunks: AsyncIterator[Chunk], stream: bool,

@@ -8,9 +8,10 @@ import os
 import time
 from dataclasses import dataclass, field
 
-from fastapi import Request
+from typing import Any
 
 from cachegate.accounting import PriceList
+from cachegate.auth import KeyRing
 from cachegate.backends.base import Backend, ModelInfo
 from cachegate.backends.pool import TierPool
 from cachegate.backends.resilience import CircuitBreaker, ResilientBackend, RetryPolicy
@@ -18,6 +19,7 @@ from cachegate.cache.exact import ExactTier
 from cachegate.pipeline import Gateway
 from cachegate.semantic.singleflight import SingleFlight
 from cachegate.semantic.tier import SemanticTier
+from cachegate.ratelimit import RateLimiter
 from cachegate.routing import ModelRouter
 from cachegate.settings import ModelSettings, Settings
 from cachegate.stats import Stats
@@ -35,12 +37,12 @@ class Services:
     gateway: Gateway
     stats: Stats
     telemetry: Telemetry
+    keys: KeyRing
+    limiter: RateLimiter
     stores: dict[str, GuardedStore] = field(default_factory=dict)
     started: int = field(default_factory=lambda: int(time.time()))
     semantic: SemanticTier | None = None
-
-    def tenant_of(self, http: Request) -> str:
-        return "default"
+    redis: Any = None
 
     async def close(self) -> None:
         await self.telemetry.close()
@@ -50,6 +52,8 @@ class Services:
             await self.semantic.close()
         for store in self.stores.values():
             await store.close()
+        if self.redis is not None:
+            await self.redis.aclose()
 
 
 def build_store(settings: Settings) -> GuardedStore:
@@ -108,7 +112,19 @@ async def build_services(settings: Settings, backends: dict[str, Backend] | None
     ledger = Ledger()
     gateway = Gateway(backends, exact, admission, stats, semantic, flights, router, ledger)
     telemetry = build_telemetry(settings, stats, ledger)
-    return Services(settings, gateway, stats, telemetry, stores, semantic=semantic)
+    redis = redis_client(settings)
+    keys = KeyRing(settings.auth, redis, settings.redis.key_prefix)
+    limiter = RateLimiter(redis, settings.redis.key_prefix)
+    return Services(settings, gateway, stats, telemetry, keys, limiter, stores, semantic=semantic, redis=redis)
+
+
+def redis_client(settings: Settings):
+    """One shared client for auth keys and rate limits (the stores and stats keep their own)."""
+    if not settings.redis.url:
+        return None
+    import redis.asyncio as aioredis
+    return aioredis.Redis.from_url(settings.redis.url, socket_timeout=settings.redis.socket_timeout_s,
+                                   socket_connect_timeout=settings.redis.socket_timeout_s)
 
 
 def build_telemetry(settings: Settings, stats: Stats, ledger: Ledger) -> Telemetry:

@@ -139,6 +139,34 @@ class RedisSettings(Section):
     retry_interval_s: float = Field(1.0, ge=0)
 
 
+class ApiKeySettings(Section):
+    key: SecretStr | None = None                   # the key itself, or
+    key_sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")   # its SHA-256, so the file holds no secret
+    tenant: str = Field(min_length=1)
+    requests_per_minute: int | None = Field(None, ge=1)
+    tokens_per_minute: int | None = Field(None, ge=1)
+
+    @model_validator(mode="after")
+    def one_key(self) -> ApiKeySettings:
+        if (self.key is None) == (self.key_sha256 is None):
+            raise ValueError("an API key needs exactly one of 'key' or 'key_sha256'")
+        return self
+
+
+class AuthSettings(Section):
+    keys: list[ApiKeySettings] = Field(default_factory=list)   # none (and redis_keys off) = open gateway
+    redis_keys: bool = False       # also accept keys stored in Redis (`cachegate keys add`)
+    cache_s: float = Field(30.0, ge=0)    # how long a Redis key lookup is remembered
+    default_requests_per_minute: int | None = Field(None, ge=1)   # for keys that set no limit of their own
+    default_tokens_per_minute: int | None = Field(None, ge=1)
+
+
+class LimitSettings(Section):
+    max_messages: int = Field(256, ge=1)             # messages per chat request
+    max_prompt_chars: int = Field(200_000, ge=1)     # characters over all messages or the prompt
+    max_tokens: int = Field(4096, ge=1)              # largest max_tokens a request may ask for
+
+
 class AdminSettings(Section):
     token: SecretStr | None = None           # bearer token of /admin (or CACHEGATE_ADMIN_TOKEN); none = refused
     series_minutes: int = Field(60, ge=1, le=24 * 60)    # per-minute history the dashboard shows
@@ -153,6 +181,8 @@ class Settings(Section):
     routing: RoutingSettings = RoutingSettings()
     cache: CacheSettings = CacheSettings()
     redis: RedisSettings = RedisSettings()
+    auth: AuthSettings = AuthSettings()
+    limits: LimitSettings = LimitSettings()
     admin: AdminSettings = AdminSettings()
 
     @field_validator("models")

@@ -65,12 +65,18 @@ def test_other_model_never_hits(backend):
         assert other.calls == 1
 
 
-def test_other_tenant_never_hits(client, monkeypatch):
-    services = client.app.state.services
-    monkeypatch.setattr(type(services), "tenant_of", lambda self, http: http.headers.get("x-tenant", "default"))
-    ask(client, QUESTION, headers={"x-tenant": "acme"})
-    assert ask(client, PARAPHRASE, headers={"x-tenant": "globex"}).headers["x-cachegate-cache"] == "miss"
-    assert ask(client, PARAPHRASE, headers={"x-tenant": "acme"}).headers["x-cachegate-cache"] == "hit-semantic"
+def test_other_tenant_never_hits(backend):
+    from fastapi.testclient import TestClient
+
+    from cachegate.app import create_app
+    from tests.gateway.conftest import make_settings
+    keys = [{"key": "sk-acme", "tenant": "acme"}, {"key": "sk-globex", "tenant": "globex"}]
+    with TestClient(create_app(make_settings(auth={"keys": keys}), backends={"echo": backend})) as client:
+        def key(k):
+            return {"authorization": f"Bearer {k}"}
+        ask(client, QUESTION, headers=key("sk-acme"))
+        assert ask(client, PARAPHRASE, headers=key("sk-globex")).headers["x-cachegate-cache"] == "miss"
+        assert ask(client, PARAPHRASE, headers=key("sk-acme")).headers["x-cachegate-cache"] == "hit-semantic"
 
 
 def test_other_sampling_parameters_never_hit(client):
