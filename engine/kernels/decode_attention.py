@@ -8,6 +8,7 @@ weights the partials by exp2(lse - max). With one split, stage 1 writes the outp
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
@@ -98,6 +99,7 @@ def num_kv_splits(batch: int, kv_heads: int, max_seq_len: int, num_sms: int) -> 
     return max(1, min(wanted, by_length, MAX_SPLITS))
 
 
+@functools.lru_cache(maxsize=8)
 def device_sms(device: torch.device) -> int:
     """Streaming multiprocessors of a CUDA device; a nominal 16 elsewhere (the interpreter)."""
     if device.type == "cuda":
