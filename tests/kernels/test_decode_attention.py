@@ -72,3 +72,15 @@ def test_split_heuristic():
     assert num_kv_splits(batch=1, kv_heads=8, max_seq_len=4096, num_sms=132) == 16
     assert num_kv_splits(batch=1, kv_heads=8, max_seq_len=300, num_sms=132) == 2
     assert num_kv_splits(batch=1, kv_heads=1, max_seq_len=1 << 20, num_sms=132) == MAX_SPLITS
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_batches(device, seed):
+    """Random mixes of lengths, head layout, page, window, dtype and split count."""
+    gen = torch.Generator().manual_seed(seed)
+    pick = lambda options: options[int(torch.randint(len(options), (1,), generator=gen))]
+    seq = torch.randint(1, 200, (int(torch.randint(1, 6, (1,), generator=gen)),), generator=gen).tolist()
+    q_heads, kv_heads = pick([(2, 1), (4, 2), (6, 3), (8, 8)])
+    check_decode(device, seq, q_heads, kv_heads, dim=pick([64, 128]), page=pick([8, 16]),
+                 window=pick([0, 0, 9, 70]), dtype=pick([torch.float32, torch.float16, torch.bfloat16]),
+                 num_splits=pick([None, 1, 2, 5]), BLOCK_N=pick([16, 32]))

@@ -76,3 +76,17 @@ def test_queries_as_a_strided_view_of_packed_qkv(device):
 
 def test_long_prompt_in_small_tiles(device):
     check_extend(device, prefix=[70], new=[50], q_heads=2, kv_heads=1, BLOCK_M=16, BLOCK_N=32)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_ragged_batches(device, seed):
+    """Random mixes of prefix and new lengths, head layout, page, window and dtype."""
+    gen = torch.Generator().manual_seed(seed)
+    pick = lambda options: options[int(torch.randint(len(options), (1,), generator=gen))]
+    batch = int(torch.randint(1, 5, (1,), generator=gen))
+    prefix = torch.randint(0, 50, (batch,), generator=gen).tolist()
+    new = torch.randint(1, 40, (batch,), generator=gen).tolist()
+    q_heads, kv_heads = pick([(2, 1), (4, 2), (6, 3), (4, 4)])
+    check_extend(device, prefix, new, q_heads, kv_heads, dim=pick([64, 128]), page=pick([8, 16]),
+                 window=pick([0, 0, 9, 33]), dtype=pick([torch.float32, torch.float16, torch.bfloat16]),
+                 BLOCK_M=pick([16, 32]), BLOCK_N=pick([16, 32]))
