@@ -10,11 +10,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
+from cachegate import openapi
 from cachegate.backends.base import Backend
 from cachegate.errors import APIError, error_body
 from cachegate.admin.api import router as admin_api
 from cachegate.admin.page import router as admin_page
 from cachegate.routes import router
+from cachegate.semantic.admin import router as semantic_admin
 from cachegate.services import build_services
 from cachegate.settings import Settings
 
@@ -35,9 +37,10 @@ def create_app(settings: Settings | None = None, backends: dict[str, Backend] | 
 
     app = FastAPI(title="cachegate", version="0.1.0", lifespan=lifespan)
     app.include_router(router)
-    app.include_router(admin_api)
-    app.include_router(admin_page)
+    for operators_only in (admin_api, admin_page, semantic_admin):     # their own token; not in the public API
+        app.include_router(operators_only, include_in_schema=False)
     install_error_handlers(app)
+    openapi.install(app)
     return app
 
 

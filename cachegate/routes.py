@@ -13,9 +13,9 @@ from cachegate.cache.controls import controls_of
 from cachegate.errors import APIError, InvalidRequest
 from cachegate.pipeline import Outcome
 from cachegate.responses import Envelope, collect, sse, whole
-from cachegate.semantic.admin import router as semantic_admin
 from cachegate.auth import Principal
 from cachegate.limits import check_limits
+from cachegate.openapi import CHAT_ROUTE, COMPLETIONS_ROUTE, Health, ModelList
 from cachegate.ratelimit import RateLimiter
 from cachegate.services import Services
 from cachegate.stats import HITS
@@ -24,20 +24,19 @@ from cachegate.telemetry.report import report
 from cachegate.translate import ENDPOINT_SCHEMAS, parse_body, to_backend_request
 
 router = APIRouter()
-router.include_router(semantic_admin)
 
 
-@router.post("/v1/chat/completions")
+@router.post("/v1/chat/completions", **CHAT_ROUTE)
 async def chat_completions(http: Request) -> Response:
     return await complete(http, "chat")
 
 
-@router.post("/v1/completions")
+@router.post("/v1/completions", **COMPLETIONS_ROUTE)
 async def completions(http: Request) -> Response:
     return await complete(http, "completions")
 
 
-@router.get("/v1/models")
+@router.get("/v1/models", response_model=ModelList)
 async def list_models(http: Request) -> dict[str, Any]:
     services: Services = http.app.state.services
     data = [{"id": b.info.name, "object": "model", "created": services.started, "owned_by": b.info.owned_by,
@@ -46,7 +45,8 @@ async def list_models(http: Request) -> dict[str, Any]:
     return {"object": "list", "data": data}
 
 
-@router.get("/metrics")
+@router.get("/metrics", response_class=Response,
+            responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}})
 async def metrics(http: Request) -> Response:
     """Prometheus exposition; gauges (hit ratios, stores, replicas, engines) are refreshed per scrape."""
     services: Services = http.app.state.services
@@ -55,7 +55,7 @@ async def metrics(http: Request) -> Response:
     return Response(generate_latest(telemetry.metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
 
-@router.get("/healthz")
+@router.get("/healthz", response_model=Health)
 async def healthz(http: Request) -> dict[str, Any]:
     services: Services = http.app.state.services
     stores = {name: ("up" if store.healthy else "down") for name, store in services.stores.items()}

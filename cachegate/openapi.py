@@ -1,0 +1,126 @@
+"""The OpenAPI description of the public API: request bodies (the routes read raw bodies to give
+OpenAI-shaped errors, so their schemas are attached here), response bodies and every error status.
+Clients can generate code from it, and the fuzz test (schemathesis) holds the gateway to it."""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+from pydantic import BaseModel
+
+from cachegate.schema import ChatCompletionRequest, CompletionRequest
+
+REF = "#/components/schemas/{model}"
+
+
+class Usage(BaseModel):
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
+class ChatMessageOut(BaseModel):
+    role: Literal["assistant"]
+    content: str
+
+
+class ChatChoice(BaseModel):
+    index: int
+    message: ChatMessageOut
+    logprobs: None = None
+    finish_reason: str | None
+
+
+class ChatCompletion(BaseModel):
+    id: str
+    object: Literal["chat.completion"]
+    created: int
+    model: str
+    system_fingerprint: str
+    choices: list[ChatChoice]
+    usage: Usage
+
+
+class TextChoice(BaseModel):
+    index: int
+    text: str
+    logprobs: None = None
+    finish_reason: str | None
+
+
+class TextCompletion(BaseModel):
+    id: str
+    object: Literal["text_completion"]
+    created: int
+    model: str
+    system_fingerprint: str
+    choices: list[TextChoice]
+    usage: Usage
+
+
+class ErrorDetail(BaseModel):
+    message: str
+    type: str
+    param: str | None
+    code: str | None
+
+
+class ErrorResponse(BaseModel):
+    error: ErrorDetail
+
+
+class ModelCard(BaseModel):
+    id: str
+    object: Literal["model"]
+    created: int
+    owned_by: str
+    tier: str
+    max_context: int
+
+
+class ModelList(BaseModel):
+    object: Literal["list"]
+    data: list[ModelCard]
+
+
+class Health(BaseModel):
+    status: Literal["ok", "degraded"]
+    models: list[str]
+    stores: dict[str, Literal["up", "down"]]
+
+
+ERRORS = {status: {"model": ErrorResponse, "description": text} for status, text in {
+    400: "bad input (malformed JSON, wrong type, out of range, too long)", 401: "missing or invalid API key",
+    404: "unknown model", 413: "body too large", 429: "rate limit of the key", 503: "no backend could answer",
+    504: "the backend timed out"}.items()}
+
+
+def completion_route(request: type[BaseModel], response: type[BaseModel]) -> dict[str, Any]:
+    """Decorator arguments of a completion route: its body, its 200 (JSON or SSE) and its errors."""
+    return {
+        "openapi_extra": {"requestBody": {"required": True, "content": {
+            "application/json": {"schema": {"$ref": REF.format(model=request.__name__)}}}}},
+        "responses": {200: {"model": response, "description": "the answer; an SSE stream when `stream` is true",
+                            "content": {"text/event-stream": {"schema": {"type": "string"}}}}} | ERRORS,
+    }
+
+
+CHAT_ROUTE = completion_route(ChatCompletionRequest, ChatCompletion)
+COMPLETIONS_ROUTE = completion_route(CompletionRequest, TextCompletion)
+
+
+def install(app: FastAPI) -> None:
+    """Make `app.openapi()` include the request schemas the completion routes reference."""
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = get_openapi(title=app.title, version=app.version, routes=app.routes,
+                                 description=__doc__.split("\n")[0])
+            components = schema.setdefault("components", {}).setdefault("schemas", {})
+            for model in (ChatCompletionRequest, CompletionRequest):
+                body = model.model_json_schema(ref_template=REF, mode="validation")
+                components.update(body.pop("$defs", {}))
+                components[model.__name__] = body
+            app.openapi_schema = schema
+        return app.openapi_schema
+    app.openapi = openapi
