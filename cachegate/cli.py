@@ -17,6 +17,7 @@ VERBS: dict[tuple[str, ...], tuple[str, str]] = {
     ("router", "train"): ("cachegate.router_cli", "fit the learned router on labeled examples"),
     ("router", "eval"): ("cachegate.router_cli", "measure a learned router on labeled examples"),
     ("stats",): ("cachegate.stats_cli", "the dashboard's summary of a running gateway, as a table"),
+    ("loadtest",): ("loadtests.loadgen.command", "drive a gateway on loopback with a workload; report hits"),
     ("keys",): ("cachegate.keys_cli", "API keys kept in Redis: add, revoke, list"),
 }
 
