@@ -19,6 +19,7 @@ VERBS: dict[tuple[str, ...], tuple[str, str]] = {
     ("stats",): ("cachegate.stats_cli", "the dashboard's summary of a running gateway, as a table"),
     ("loadtest",): ("loadtests.loadgen.command", "drive a gateway on loopback with a workload; report hits"),
     ("keys",): ("cachegate.keys_cli", "API keys kept in Redis: add, revoke, list"),
+    ("soak",): ("loadtests.chaos.soak", "a gateway under steady load for minutes: memory stays bounded"),
 }
 
 

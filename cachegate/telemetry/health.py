@@ -32,8 +32,11 @@ def replicas_health(backends: dict) -> list[dict[str, Any]]:
 
 
 async def health(services) -> dict[str, Any]:
-    return {"stores": await stores_health(services.stores),
-            "backends": replicas_health(services.gateway.backends)}
+    stores = await stores_health(services.stores)
+    tier = services.gateway.semantic
+    if tier is not None and "semantic" in stores:      # entries as the tier counts them (not hit counters)
+        stores["semantic"] |= {"entries": len(tier.catalog), "bytes": tier.catalog.bytes}
+    return {"stores": stores, "backends": replicas_health(services.gateway.backends)}
 
 
 def export(metrics: Metrics, state: dict[str, Any], totals: dict[str, Any]) -> None:
