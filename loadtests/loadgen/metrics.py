@@ -51,6 +51,22 @@ def budget(answered: list[Result], budget_ms: float | None) -> dict[str, Any]:
                                          for o in OUTCOMES if any(r.outcome == o for r in answered)}}
 
 
+def ceiling(results: list[Result]) -> dict[str, float]:
+    """What the request stream itself allowed, whatever the cache: the share of requests repeating an
+    earlier one word for word (exact tier) or asking an already-asked intent in new words (semantic tier)."""
+    asked: set[str] = set()
+    labels: set[str] = set()
+    exact = reworded = 0
+    for r in sorted(results, key=lambda r: r.started_s):
+        if r.asked in asked:
+            exact += 1
+        elif r.label in labels:
+            reworded += 1
+        asked.add(r.asked)
+        labels.add(r.label)
+    return {"exact_hit_rate": share(exact, len(results)), "hit_rate": share(exact + reworded, len(results))}
+
+
 def summarize(results: list[Result], wall_s: float, budget_ms: float | None = None,
               price_in_per_1k: float = 0.0, price_out_per_1k: float = 0.0) -> dict[str, Any]:
     answered = [r for r in results if r.ok]
@@ -67,6 +83,7 @@ def summarize(results: list[Result], wall_s: float, budget_ms: float | None = No
         "wall_s": round(wall_s, 2), "throughput_rps": round(len(answered) / wall_s, 3) if wall_s else 0.0,
         "hit_rate": share(exact + semantic, len(answered)), "exact_hit_rate": share(exact, len(answered)),
         "semantic_hit_rate": share(semantic, len(answered)),
+        "ceiling": ceiling(results),
         "false_hits": verdicts.false, "false_hit_rate": round(verdicts.false_hit_rate, 4),
         "false_hits_by_tier": dict(verdicts.false_by_tier), "unverified_hits": verdicts.unverified,
         "ambiguous_answer_texts": verdicts.ambiguous_texts, "false_hit_examples": verdicts.examples,

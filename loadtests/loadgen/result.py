@@ -21,6 +21,7 @@ class Result:
     error: str | None = None          # "http_429", "stream_error", "TimeoutError", ...
     follow_up: bool = False
     similarity: float | None = None   # hit-semantic: the gateway's x-cachegate-similarity
+    asked: str = ""                   # the conversation so far as the client worded it, with its params
 
     @property
     def ok(self) -> bool:

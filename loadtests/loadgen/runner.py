@@ -75,10 +75,12 @@ class Runner:
 
     async def play(self, session: Session) -> None:
         history = [{"role": "system", "content": session.system}] if session.system else []
+        context = repr((session.endpoint, session.system, sorted(session.params.items())))
         for i, turn in enumerate(session.turns):
             if not self.limits.take():
                 return
-            result = Result(turn.label, self.limits.elapsed(), follow_up=i > 0)
+            context += "\x1f" + turn.text
+            result = Result(turn.label, self.limits.elapsed(), follow_up=i > 0, asked=context)
             await send(self.http, self.plan.base, session.endpoint, self.body(session, turn, history), result)
             self.record(result)
             if not result.ok:

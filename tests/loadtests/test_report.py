@@ -78,6 +78,14 @@ def test_timeline_accounts_for_every_result(results):
     assert all(0 <= row["hit_rate"] <= 1 for row in rows)
 
 
+def test_the_ceiling_is_what_the_stream_allowed():
+    def asked(label, wording, at):
+        return Result(label, at, "miss", 100.0, 50.0, "t", asked=wording)
+    stream = [asked("a", "how do I A", 0), asked("a", "how do I A", 1), asked("a", "how can I A", 2),
+              asked("b", "how do I B", 3), asked("a|cost", "how do I A|is it free", 4)]
+    assert summarize(stream, wall_s=5.0)["ceiling"] == {"exact_hit_rate": 0.2, "hit_rate": 0.4}
+
+
 def test_an_empty_run_reports_zeros():
     r = summarize([], wall_s=0.0)
     assert r["requests"] == 0 and r["hit_rate"] == 0.0 and r["p99_ms"] is None and r["false_hit_rate"] == 0.0
