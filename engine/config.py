@@ -1,6 +1,7 @@
-"""`ModelConfig`: the architecture numbers and special ids of one checkpoint, whatever its format.
+"""`ModelConfig`: the architecture numbers and special ids of one checkpoint, whatever its format;
+`EngineConfig`: how an engine runs it (device, dtype, KV pool size, scheduler budgets, prefix cache).
 
-Loaders (GGUF, HF folder) fill it; the model, tokenizer glue and engine only ever read it.
+Loaders (GGUF, HF folder) fill `ModelConfig`; the model, tokenizer glue and engine only ever read it.
 """
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ from dataclasses import dataclass, field
 
 import torch
 
+SLIDING, FULL = "sliding_attention", "full_attention"   # layer kinds (HF's `layer_types` spelling)
+
 
 @dataclass
 class ModelConfig:
-    architecture: str                 # "llama", "qwen2", "qwen3", "mistral" ... (Llama family)
+    architecture: str                 # "llama", "qwen2", "qwen3", "mistral" (Llama family) or "gemma3"
     vocab_size: int
     hidden_size: int
     intermediate_size: int
@@ -25,16 +28,23 @@ class ModelConfig:
     max_context: int = 2048           # tokens: prompt + completion
     attention_bias: bool = False      # q/k/v projections carry a bias (Qwen2, some Llamas)
     attention_out_bias: bool = False  # o_proj carries a bias too (Llama with attention_bias)
-    qk_norm: bool = False             # per-head RMSNorm on q and k before RoPE (Qwen3)
+    qk_norm: bool = False             # per-head RMSNorm on q and k before RoPE (Qwen3, Gemma 3)
     tie_word_embeddings: bool = False
     bos_token_id: int | None = None
     eos_token_ids: list[int] = field(default_factory=list)
     name: str = ""
+    # Gemma 3: sliding-window layers with their own RoPE base, between global ones
+    sliding_window: int = 0           # tokens a sliding layer sees (0 = none)
+    layer_types: list[str] | None = None      # per layer SLIDING or FULL; None = all FULL
+    rope_local_theta: float | None = None     # RoPE base of the sliding layers (None = rope_theta)
+    query_pre_attn_scalar: float | None = None  # attention scale = this ** -0.5 (None = head_dim)
+    hidden_act: str = "silu"          # "silu" (SwiGLU) or "gelu_pytorch_tanh" (GeGLU)
 
     def __post_init__(self) -> None:
         assert self.num_heads % self.num_kv_heads == 0, "query heads must be a multiple of kv heads"
         assert self.head_dim % 2 == 0, "RoPE needs an even head dim"
         assert self.max_context > 0 and self.vocab_size > 0
+        assert self.layer_types is None or len(self.layer_types) == self.num_layers
 
     @property
     def q_size(self) -> int:
@@ -43,6 +53,16 @@ class ModelConfig:
     @property
     def kv_size(self) -> int:
         return self.num_kv_heads * self.head_dim
+
+    @property
+    def attention_scale(self) -> float:
+        return (self.query_pre_attn_scalar or self.head_dim) ** -0.5
+
+    def layer_window(self, layer: int) -> int:
+        """Sliding window of `layer` in tokens, 0 for a global layer."""
+        if self.layer_types is None or self.layer_types[layer] != SLIDING:
+            return 0
+        return self.sliding_window
 
 
 DTYPES = {
@@ -62,7 +82,24 @@ def parse_dtype(dtype: str | torch.dtype) -> torch.dtype:
 
 @dataclass
 class EngineConfig:
-    """How to run an engine: which model, on which device, in which dtype (strings are fine, for YAML)."""
+    """How to run an engine (strings are fine, for YAML). Names follow vLLM's where one exists."""
     model: str = "smollm2-135m-instruct"   # packaged name, .gguf file or HF folder
     device: str = "cpu"
     dtype: str = "float32"
+    block_size: int = 16                   # tokens per KV block
+    num_kv_blocks: int | None = None       # pool size; None = from kv_cache_gib (CPU) or memory fraction (GPU)
+    kv_cache_gib: float | None = None      # pool bytes on CPU (None = 1 GiB, at least one full context)
+    gpu_memory_utilization: float = 0.85   # GPU: share of free memory (after weights) the pool takes
+    max_num_seqs: int = 64                 # running requests at once
+    max_num_batched_tokens: int = 512      # tokens per step: decodes + prefill chunks (chunked prefill)
+    max_model_len: int | None = None       # context cap below the model's own (None = the model's)
+    enable_prefix_caching: bool = True
+    share_prefix_across_tenants: bool = False   # tenants reuse each other's prefixes (timing side channel)
+    num_threads: int | None = None         # torch intra-op threads (process-wide; None = leave as is)
+    attention_backend: str = "auto"        # auto | torch | triton
+    check_integrity: bool = True           # check the block accounting whenever the engine goes idle
+
+    def __post_init__(self) -> None:
+        assert self.block_size > 0 and self.max_num_seqs > 0
+        assert self.max_num_batched_tokens >= self.max_num_seqs, "the budget must fit one decode per request"
+        assert 0 < self.gpu_memory_utilization <= 1

@@ -1,5 +1,5 @@
-"""Rotary position embedding in HF's "rotate_half" layout, with cos/sin tables precomputed once
-for every position up to the model's context (no per-step trigonometry).
+"""Rotary position embedding in HF's "rotate_half" layout, cos/sin computed per step for the step's
+positions only.
 
 Supports the plain theta schedule and the "linear" and "llama3" frequency scalings.
 """
@@ -27,7 +27,7 @@ def llama3_scaled(inv_freq: torch.Tensor, scaling: dict) -> torch.Tensor:
 
 
 def inv_frequencies(head_dim: int, theta: float, scaling: dict | None) -> torch.Tensor:  # [head_dim // 2]
-    inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.int64).float() / head_dim))
+    inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.int64, device="cpu").float() / head_dim))
     kind = (scaling or {}).get("rope_type", "default")
     if kind == "default":
         return inv_freq
@@ -49,24 +49,18 @@ def apply_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch
 
 
 class RotaryEmbedding(nn.Module):
-    def __init__(self, head_dim: int, max_positions: int, theta: float, scaling: dict | None) -> None:
+    """cos/sin for the positions of a step, computed in fp32 from the inverse frequencies (the same
+    products HF tabulates), then cast to the activation dtype. No table: long contexts cost nothing."""
+
+    def __init__(self, head_dim: int, theta: float, scaling: dict | None) -> None:
         super().__init__()
-        self.head_dim, self.max_positions, self.theta, self.scaling = head_dim, max_positions, theta, scaling
-        self.register_buffer("cos", torch.empty(max_positions, head_dim), persistent=False)
-        self.register_buffer("sin", torch.empty(max_positions, head_dim), persistent=False)
-        self.reset_tables()
+        self.head_dim, self.theta, self.scaling = head_dim, theta, scaling
+        self.inv_freq = inv_frequencies(head_dim, theta, scaling)     # fp32 [head_dim // 2], not a buffer
 
-    def reset_tables(self) -> None:
-        """(Re)compute cos/sin [max_positions, head_dim] in fp32, stored in the buffers' dtype and device."""
-        if self.cos.is_meta:
-            return
-        inv_freq = inv_frequencies(self.head_dim, self.theta, self.scaling)
-        t = torch.arange(self.max_positions, dtype=torch.float32)
-        freqs = torch.outer(t, inv_freq)                      # [P, D/2]
-        angles = torch.cat((freqs, freqs), dim=-1)            # [P, D]
-        self.cos.copy_(angles.cos())
-        self.sin.copy_(angles.sin())
-
-    def lookup(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """positions: [T] -> (cos, sin) each [T, 1, D], ready to broadcast over heads."""
-        return self.cos[positions].unsqueeze(1), self.sin[positions].unsqueeze(1)
+    def lookup(self, positions: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+        """positions: [T] -> (cos, sin) each [T, 1, D] in `dtype`, ready to broadcast over heads."""
+        if self.inv_freq.device != positions.device:
+            self.inv_freq = self.inv_freq.to(positions.device)
+        freqs = positions.float()[:, None] * self.inv_freq[None, :]    # [T, D/2]
+        angles = torch.cat((freqs, freqs), dim=-1).unsqueeze(1)        # [T, 1, D]
+        return angles.cos().to(dtype), angles.sin().to(dtype)

@@ -1,5 +1,6 @@
 """Engine fixtures: the packaged SmolLM2 GGUF loaded once per session, by us and by transformers
-(the reference), so every parity test shares one copy of each.
+(the reference), so every parity test shares one copy of each; `engine_for` builds engines with their
+own KV pool and scheduler settings around one shared copy of the model.
 """
 from __future__ import annotations
 
@@ -9,12 +10,23 @@ from pathlib import Path
 import pytest
 import torch
 
+from engine.config import EngineConfig
 from engine.llm_engine import LLMEngine
 from engine.loader import Checkpoint, load_checkpoint, resolve_model_path
 from engine.model_runner import ModelRunner
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 MODEL = "smollm2-135m-instruct"
+MODELS: dict[int, torch.nn.Module] = {}   # id(checkpoint) -> built model, shared by test engines
+
+
+def engine_for(checkpoint: Checkpoint, **options) -> LLMEngine:
+    """An engine on `checkpoint` with `options` (EngineConfig fields; 256 KV blocks unless given)."""
+    config = EngineConfig(**({"num_kv_blocks": 256} | options))
+    model = MODELS.get(id(checkpoint))
+    runner = ModelRunner(checkpoint, config, model)
+    MODELS[id(checkpoint)] = runner.model
+    return LLMEngine(runner, checkpoint.tokenizer, checkpoint.config.name)
 
 
 @pytest.fixture(scope="session")
@@ -29,7 +41,7 @@ def checkpoint() -> Checkpoint:
 
 @pytest.fixture(scope="session")
 def llm(checkpoint) -> LLMEngine:
-    return LLMEngine(ModelRunner(checkpoint), checkpoint.tokenizer, checkpoint.config.name)
+    return engine_for(checkpoint, num_kv_blocks=512)    # 8192 tokens: the full context of SmolLM2
 
 
 @pytest.fixture(scope="session")

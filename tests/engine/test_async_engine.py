@@ -13,20 +13,30 @@ from contextlib import aclosing
 import pytest
 
 from engine.async_engine import AsyncEngine
+from engine.config import EngineConfig
 from engine.errors import ContextLengthError, EmptyPromptError, EngineShutdownError
+from engine.llm_engine import BatchFailed
 from engine.outputs import RequestOutput
 from engine.sampling_params import SamplingParams
+from engine.sequence import Sequence
 
 
 class Ticker:
-    """Stands in for LLMEngine: token i at step i, each step blocking like a forward pass."""
+    """Stands in for LLMEngine: each step sleeps like a forward pass and gives every running request
+    its next token (token i at step i); `slots` requests run at once, the rest wait by priority."""
     model_name, max_context, tokenizer = "ticker", 100, None
+    engine_config = EngineConfig(check_integrity=False)
 
-    def __init__(self, step_s: float = 0.01, fail_at: int | None = None) -> None:
-        self.step_s, self.fail_at = step_s, fail_at
+    def __init__(self, step_s: float = 0.01, fail_at: int | None = None, slots: int = 1) -> None:
+        self.step_s, self.fail_at, self.slots = step_s, fail_at, slots
+        self.waiting: list[Sequence] = []
+        self.running: list[Sequence] = []
         self.steps: dict[str, int] = {}
         self.closed: list[str] = []
         self.order: list[str] = []
+
+    num_running = property(lambda self: len(self.running))
+    num_waiting = property(lambda self: len(self.waiting))
 
     def validate(self, ids, params):
         if not ids:
@@ -34,19 +44,47 @@ class Ticker:
         if len(ids) + params.max_tokens > self.max_context:
             raise ContextLengthError(len(ids), params.max_tokens, self.max_context)
 
-    def stream(self, seq):
-        self.order.append(seq.request_id)
-        try:
-            for i in range(seq.params.max_tokens):
-                time.sleep(self.step_s)
-                if i == self.fail_at:
-                    raise RuntimeError("forward pass exploded")
-                self.steps[seq.request_id] = i + 1
-                last = i + 1 == seq.params.max_tokens
-                yield RequestOutput(seq.request_id, f"t{i} ", [i], "length" if last else None,
-                                    len(seq.prompt_token_ids), i + 1)
-        finally:
-            self.closed.append(seq.request_id)
+    def add_request(self, seq):
+        self.waiting.append(seq)
+        self.waiting.sort(key=Sequence.sort_key)
+
+    def has_unfinished(self):
+        return bool(self.waiting or self.running)
+
+    def abort(self, seq_id):
+        for seq in self.waiting + self.running:
+            if seq.seq_id == seq_id:
+                self.drop(seq)
+                return True
+        return False
+
+    def drop(self, seq):
+        for queue in (self.waiting, self.running):
+            if seq in queue:
+                queue.remove(seq)
+        self.closed.append(seq.request_id)
+
+    def stats(self):
+        return {"running": self.num_running}
+
+    def step(self):
+        while self.waiting and len(self.running) < self.slots:
+            self.running.append(self.waiting.pop(0))
+            self.order.append(self.running[-1].request_id)
+        time.sleep(self.step_s)
+        outs = []
+        for seq in list(self.running):
+            i = self.steps.get(seq.request_id, 0)
+            if i == self.fail_at:
+                ids = [s.seq_id for s in self.running]
+                raise BatchFailed(ids, RuntimeError("forward pass exploded"))
+            self.steps[seq.request_id] = i + 1
+            last = i + 1 == seq.params.max_tokens
+            outs.append(RequestOutput(seq.request_id, f"t{i} ", [i], "length" if last else None,
+                                      seq.num_prompt_tokens, i + 1, seq_id=seq.seq_id))
+            if last:
+                self.drop(seq)
+        return outs
 
 
 async def collect(engine, ids=(1, 2, 3), max_tokens=5, **kwargs):
@@ -183,14 +221,14 @@ async def test_shutdown_ends_running_and_queued_requests():
 
 @pytest.mark.slow
 async def test_concurrent_requests_get_the_tokens_they_get_alone(llm, tokenizer):
-    engine = AsyncEngine(llm)
+    prompts = [tokenizer.apply_chat_template([{"role": "user", "content": q}])
+               for q in ("What is 2+2?", "Name three colors.", "Say hello in Spanish.")]
+    params = [SamplingParams(max_tokens=12, temperature=0),
+              SamplingParams(max_tokens=10, temperature=0.9, seed=5),
+              SamplingParams(max_tokens=8, temperature=0.7, top_k=20, seed=9)]
+    alone = [llm.generate(p, sp) for p, sp in zip(prompts, params)]
+    engine = AsyncEngine(llm)              # from here on the worker thread owns llm
     try:
-        prompts = [tokenizer.apply_chat_template([{"role": "user", "content": q}])
-                   for q in ("What is 2+2?", "Name three colors.", "Say hello in Spanish.")]
-        params = [SamplingParams(max_tokens=12, temperature=0),
-                  SamplingParams(max_tokens=10, temperature=0.9, seed=5),
-                  SamplingParams(max_tokens=8, temperature=0.7, top_k=20, seed=9)]
-        alone = [llm.generate(p, sp) for p, sp in zip(prompts, params)]
 
         async def run(p, sp):
             outs = [o async for o in engine.generate(p, sp)]
@@ -205,6 +243,7 @@ async def test_concurrent_requests_get_the_tokens_they_get_alone(llm, tokenizer)
 @pytest.mark.slow
 async def test_cancelled_real_request_frees_the_engine_for_the_next(llm, tokenizer):
     engine = AsyncEngine(llm)
+    before = engine.stats()
     try:
         ids = tokenizer.apply_chat_template([{"role": "user", "content": "Write a long essay about rivers."}])
         long = SamplingParams(max_tokens=500, temperature=0, ignore_eos=True)
@@ -212,10 +251,11 @@ async def test_cancelled_real_request_frees_the_engine_for_the_next(llm, tokeniz
             async for out in stream:
                 if out.completion_tokens == 2:
                     break
-        start = time.perf_counter()
         tokens, last = await collect(engine, ids=ids, max_tokens=3)
         assert len(tokens) == 3 and last.finish_reason == "length"
-        assert time.perf_counter() - start < 10        # the 500-token request did not keep running first
         assert engine.counters.abandoned == 1 and engine.num_running == 0 and engine.num_waiting == 0
+        stats = engine.stats()
+        assert stats["requests_aborted"] == before["requests_aborted"] + 1 and stats["kv_blocks_in_use"] == 0
+        assert stats["generated_tokens"] - before["generated_tokens"] < 100   # it stopped when its reader left
     finally:
         await engine.shutdown()

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from engine.sampling_params import SamplingParams
+from tests.engine.conftest import engine_for
 
 pytestmark = pytest.mark.slow
 NEW_TOKENS = 32
@@ -50,11 +51,11 @@ def test_unpermuted_q_k_weights_equal_transformers(checkpoint, hf_model):
         assert torch.equal(checkpoint.weights[f"layers.{i}.attn.k_proj.weight"], attn.k_proj.weight)
 
 
-def test_prefill_logits_match_transformers(llm, hf_model, tokenizer):
+def test_prefill_logits_match_transformers_at_every_position(llm, hf_model, tokenizer):
     ids = prompt_ids(tokenizer, "multi_turn")
-    ours = llm.runner.prefill(ids, llm.runner.new_cache(len(ids)))
+    ours = llm.logits_at_every_position(ids)                                    # [T, V]
     with torch.no_grad():
-        theirs = hf_model(torch.tensor([ids])).logits[0, -1]
+        theirs = hf_model(torch.tensor([ids])).logits[0]
     assert (ours - theirs).abs().max() < 1e-3
 
 
@@ -74,14 +75,13 @@ def test_capital_of_france(llm, tokenizer):
     assert out.finish_reason == "stop" and out.token_ids[-1] == 2
 
 
-def test_prefill_in_chunks_equals_prefill_at_once(llm, tokenizer):
-    """A later chunk attends to the cached positions plus its own causal block (the chunked-prefill path)."""
+def test_prefill_in_chunks_equals_prefill_at_once(checkpoint, tokenizer):
+    """A small token budget cuts the prompt into chunks; each later chunk attends to the cached positions
+    plus its own causal block, and the greedy tokens do not change."""
     ids = prompt_ids(tokenizer, "multi_turn")
-    runner = llm.runner
-    whole = runner.prefill(ids, runner.new_cache(len(ids)))
-    cache = runner.new_cache(len(ids))
-    runner.prefill(ids[:20], cache)
-    runner.prefill(ids[20:-1], cache, start=20)
-    last = runner.decode(ids[-1], len(ids) - 1, cache)
-    assert (whole - last).abs().max() < 1e-3
-    assert torch.equal(whole.argmax(), last.argmax())
+    params = SamplingParams(max_tokens=12, temperature=0)
+    whole = engine_for(checkpoint).generate(ids, params)
+    chunked = engine_for(checkpoint, max_num_batched_tokens=20, max_num_seqs=4)
+    out = chunked.generate(ids, params)
+    assert out.token_ids == whole.token_ids
+    assert chunked.counters.steps == -(-len(ids) // 20) + len(out.token_ids) - 1   # chunks, then decodes

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from engine.layers.attention import AttentionContext
+from engine.config import EngineConfig
 from engine.llm_engine import LLMEngine
 from engine.loader import load_checkpoint
 from engine.model_runner import ModelRunner
@@ -63,11 +63,10 @@ def test_config_and_flags_come_from_the_folder(tiny_folder):
 
 def test_logits_match_transformers_at_every_position(tiny_folder):
     folder, model = tiny_folder
-    runner = ModelRunner(load_checkpoint(folder))
+    runner = ModelRunner(load_checkpoint(folder), EngineConfig(num_kv_blocks=8))
     ids = torch.randint(0, 49152, (40,), generator=torch.Generator().manual_seed(1))
+    ours = runner.logits_at_every_position(ids.tolist(), [5, 0, 7])     # [T, V], blocks out of order
     with torch.inference_mode():
-        hidden = runner.model(ids, AttentionContext(runner.new_cache(40), 0, torch.arange(40)))
-        ours = runner.model.compute_logits(hidden)                       # [T, V]
         theirs = model(ids[None]).logits[0]
     assert (ours - theirs).abs().max() < 1e-4
 
@@ -75,7 +74,8 @@ def test_logits_match_transformers_at_every_position(tiny_folder):
 def test_greedy_ids_match_transformers(tiny_folder):
     folder, model = tiny_folder
     checkpoint = load_checkpoint(folder)
-    engine = LLMEngine(ModelRunner(checkpoint), checkpoint.tokenizer, checkpoint.config.name)
+    engine = LLMEngine(ModelRunner(checkpoint, EngineConfig(num_kv_blocks=64)), checkpoint.tokenizer,
+                       checkpoint.config.name)
     ids = torch.randint(3, 49152, (24,), generator=torch.Generator().manual_seed(2)).tolist()
     ours = engine.generate(ids, SamplingParams(max_tokens=20, temperature=0, ignore_eos=True)).token_ids
     with torch.no_grad():

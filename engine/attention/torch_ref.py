@@ -1,0 +1,89 @@
+"""`TorchReferenceBackend`: attention in plain torch that reads K/V through the block table: the CPU
+path of the engine and the oracle the Triton kernels are tested against.
+
+Decode gathers each request's blocks into a padded [batch, S, Hkv, D] tensor and runs one masked
+`scaled_dot_product_attention`; a lone request skips padding and mask. Extend runs one call per
+request (ragged lengths), with a causal mask offset by the request's cached prefix.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from engine.attention.backend import AttentionBackend, DecodeMetadata, ExtendMetadata
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def gather(cache: torch.Tensor, table: torch.Tensor, num_blocks: int) -> torch.Tensor:
+    """cache [N, bs, Hkv, D], table [B, >= num_blocks] -> [B, num_blocks * bs, Hkv, D]."""
+    rows = cache[table[:, :num_blocks].long()]                       # [B, nb, bs, Hkv, D]
+    return rows.flatten(1, 2)
+
+
+def visible(q_pos: torch.Tensor, k_pos: torch.Tensor, window: int) -> torch.Tensor:
+    """Bool mask [*q, *k]: key positions a query position attends to (causal, within the window)."""
+    mask = k_pos <= q_pos
+    if window:
+        mask &= k_pos > q_pos - window
+    return mask
+
+
+class TorchReferenceBackend(AttentionBackend):
+    name = "torch"
+
+    def store_kv(self, k, v, k_cache, v_cache, slot_mapping) -> None:
+        num_blocks, bs, hkv, d = k_cache.shape
+        k_cache.view(num_blocks * bs, hkv, d).index_copy_(0, slot_mapping, k.to(k_cache.dtype))
+        v_cache.view(num_blocks * bs, hkv, d).index_copy_(0, slot_mapping, v.to(v_cache.dtype))
+
+    def decode(self, q, k_cache, v_cache, meta: DecodeMetadata, sliding_window: int, scale: float):
+        batch, hq, d = q.shape
+        bs, hkv = k_cache.shape[1], k_cache.shape[2]
+        if batch == 1:
+            return self.decode_one(q, k_cache, v_cache, meta, sliding_window, scale)
+        nb = cdiv(meta.max_seq_len, bs)
+        keys = gather(k_cache, meta.block_table, nb).transpose(1, 2)     # [B, Hkv, S, D]
+        values = gather(v_cache, meta.block_table, nb).transpose(1, 2)
+        k_pos = torch.arange(nb * bs, device=q.device)[None, :]
+        q_pos = (meta.seq_lens.long() - 1)[:, None]
+        mask = visible(q_pos, k_pos, sliding_window)                     # [B, S]
+        out = F.scaled_dot_product_attention(q.view(batch, hkv, hq // hkv, d), keys, values,
+                                             attn_mask=mask[:, None, None, :], scale=scale)
+        return out.reshape(batch, hq, d)
+
+    def decode_one(self, q, k_cache, v_cache, meta: DecodeMetadata, window: int, scale: float):
+        """One request: exactly its positions (the window's), no padding, no mask."""
+        hq, d, hkv = q.shape[1], q.shape[2], k_cache.shape[2]
+        length = meta.seq_lens_host[0]
+        start = max(0, length - window) if window else 0
+        nb = cdiv(length, k_cache.shape[1])
+        keys = gather(k_cache, meta.block_table, nb)[0, start:length].transpose(0, 1)     # [Hkv, L, D]
+        values = gather(v_cache, meta.block_table, nb)[0, start:length].transpose(0, 1)
+        out = F.scaled_dot_product_attention(q.view(hkv, hq // hkv, d), keys, values, scale=scale)
+        return out.reshape(1, hq, d)
+
+    def extend(self, q, k_cache, v_cache, meta: ExtendMetadata, sliding_window: int, scale: float):
+        outs, start = [], 0
+        for b, (n, prefix) in enumerate(zip(meta.q_lens_host, meta.prefix_lens_host, strict=True)):
+            outs.append(self.extend_one(q[start:start + n], k_cache, v_cache, meta.block_table[b:b + 1],
+                                        prefix, sliding_window, scale))
+            start += n
+        return outs[0] if len(outs) == 1 else torch.cat(outs)
+
+    def extend_one(self, q, k_cache, v_cache, table, prefix: int, window: int, scale: float):
+        """q [n, Hq, D] at positions prefix .. prefix+n-1 -> [n, Hq, D]."""
+        length = prefix + q.shape[0]
+        nb = cdiv(length, k_cache.shape[1])
+        keys = gather(k_cache, table, nb)[0, :length].transpose(0, 1)                    # [Hkv, L, D]
+        values = gather(v_cache, table, nb)[0, :length].transpose(0, 1)
+        causal_only = prefix == 0 and (not window or length <= window)
+        mask = None
+        if not causal_only:
+            q_pos = torch.arange(prefix, length, device=q.device)[:, None]
+            mask = visible(q_pos, torch.arange(length, device=q.device)[None, :], window)  # [n, L]
+        out = F.scaled_dot_product_attention(q.transpose(0, 1), keys, values, attn_mask=mask,
+                                             is_causal=causal_only, scale=scale, enable_gqa=True)
+        return out.transpose(0, 1)
