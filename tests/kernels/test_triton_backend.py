@@ -1,6 +1,6 @@
 """The Triton backend honours the engine's attention interface: one mixed step (decode requests first,
 then extend requests over cached prefixes) stores the same pool and returns what the torch reference
-backend returns, with and without a sliding window."""
+backend returns, with and without a sliding window. And the engine picks it on CUDA only."""
 from __future__ import annotations
 
 import pytest
@@ -8,7 +8,7 @@ import torch
 
 pytest.importorskip("triton")
 
-from engine.attention.backend import AttentionMetadata, DecodeMetadata, ExtendMetadata
+from engine.attention.backend import AttentionMetadata, DecodeMetadata, ExtendMetadata, select_backend
 from engine.attention.torch_ref import TorchReferenceBackend
 from engine.attention.triton_backend import TritonBackend
 
@@ -64,3 +64,11 @@ def test_mixed_step_matches_torch_reference(device, window):
     ref = step(TorchReferenceBackend(), q, k, v, theirs[0], theirs[1], meta, window)
     assert torch.equal(ours, theirs)
     torch.testing.assert_close(out, ref, atol=1e-4, rtol=1e-4)
+
+
+def test_engine_selects_triton_on_cuda_and_the_reference_elsewhere():
+    assert isinstance(select_backend(torch.device("cuda")), TritonBackend)
+    assert isinstance(select_backend("cuda:1", "auto"), TritonBackend)
+    assert isinstance(select_backend("cpu"), TorchReferenceBackend)
+    assert isinstance(select_backend("cuda", "torch"), TorchReferenceBackend)
+    assert isinstance(select_backend("cpu", "triton"), TritonBackend)   # forced: the interpreted tests
