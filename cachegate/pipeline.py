@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from cachegate.backends.base import Backend, BackendRequest, Chunk, Usage
 from cachegate.backends.fallback import generate_with_fallback
+from cachegate.backends.streams import prepend
 from cachegate.cache.answer import CachedAnswer
 from cachegate.cache.controls import DEFAULT_NAMESPACE, CacheControls
 from cachegate.cache.exact import ExactTier
@@ -112,18 +113,16 @@ class Gateway:
         return answer
 
 
+@dataclass
 class Storer:
     """Offers a finished answer to both tiers, once, before its last chunk is passed on."""
-
-    def __init__(self, gateway: Gateway, endpoint: str, request: BackendRequest, key: str,
-                 controls: CacheControls, lookup: Lookup | None, route: Route) -> None:
-        self.gateway = gateway
-        self.endpoint = endpoint
-        self.request = request
-        self.key = key
-        self.controls = controls
-        self.lookup = lookup
-        self.route = route
+    gateway: Gateway
+    endpoint: str
+    request: BackendRequest
+    key: str
+    controls: CacheControls
+    lookup: Lookup | None
+    route: Route
 
     async def on_chunk(self, chunk: Chunk, earlier: list[Chunk]) -> None:
         if chunk.finish_reason:
@@ -176,15 +175,6 @@ async def record(chunks: AsyncIterator[Chunk], store: Storer) -> AsyncIterator[C
             yield chunk
     finally:
         await chunks.aclose()
-
-
-async def prepend(first: Chunk, rest: AsyncIterator[Chunk]) -> AsyncIterator[Chunk]:
-    try:
-        yield first
-        async for chunk in rest:
-            yield chunk
-    finally:
-        await rest.aclose()
 
 
 async def replay(answer: CachedAnswer) -> AsyncIterator[Chunk]:

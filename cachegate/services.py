@@ -27,7 +27,7 @@ from cachegate.telemetry.ledger import Ledger
 from cachegate.telemetry.recorder import Telemetry
 from cachegate.telemetry.series import MinuteSeries, RedisSeries
 from cachegate.stores.guarded import GuardedStore
-from cachegate.stores.memory import MemoryStore
+from cachegate.stores.factory import open_store
 from policies.admission import AdmissionPolicy
 
 
@@ -54,18 +54,6 @@ class Services:
             await store.close()
         if self.redis is not None:
             await self.redis.aclose()
-
-
-def build_store(settings: Settings) -> GuardedStore:
-    exact = settings.cache.exact
-    if exact.store == "redis":
-        if not settings.redis.url:
-            raise ValueError("cache.exact.store is 'redis' but redis.url is not set")
-        from cachegate.stores.redis import RedisStore
-        store = RedisStore(settings.redis.url, settings.redis.key_prefix, settings.redis.socket_timeout_s)
-    else:
-        store = MemoryStore(max_bytes=exact.max_bytes)
-    return GuardedStore(store, retry_interval_s=settings.redis.retry_interval_s)
 
 
 def build_backends(settings: Settings) -> dict[str, Backend]:
@@ -99,7 +87,8 @@ async def build_services(settings: Settings, backends: dict[str, Backend] | None
     stores: dict[str, GuardedStore] = {}
     exact = None
     if settings.cache.exact.enabled:
-        stores["exact"] = build_store(settings)
+        cfg = settings.cache.exact
+        stores["exact"] = open_store("exact", cfg.store, cfg.max_bytes, settings.redis)
         exact = ExactTier(stores["exact"], settings.cache.exact.namespace, settings.cache.exact.ttl_s)
     semantic = await start_semantic(settings, stores)
     namespace_ttl = {n: s.ttl_s for n, s in settings.cache.semantic.namespaces.items() if s.ttl_s}

@@ -10,6 +10,7 @@ import logging
 from collections.abc import AsyncIterator
 
 from cachegate.backends.base import Backend, BackendRequest, Chunk
+from cachegate.backends.streams import prepend
 from cachegate.errors import BackendError, BackendUnavailable
 from cachegate.routing import Route
 
@@ -34,11 +35,7 @@ async def generate_with_fallback(backends: dict[str, Backend], route: Route,
             error = exc
             continue
         route.answered_by = model
-        try:
-            yield first
-            async for chunk in chunks:
-                yield chunk
-        finally:
-            await chunks.aclose()
+        async for chunk in prepend(first, chunks):
+            yield chunk
         return
     raise error

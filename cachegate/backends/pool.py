@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 
 from cachegate.backends.base import BackendRequest, Chunk, ModelInfo
 from cachegate.backends.resilience import ResilientBackend
+from cachegate.backends.streams import prepend
 from cachegate.errors import BackendError, BackendUnavailable
 
 AFFINITY_SLACK = 2          # an affine replica may be this many requests busier than the least busy
@@ -61,12 +62,8 @@ class TierPool:
                 error = exc
                 continue
             self.remember(request, index)
-            try:
-                yield first
-                async for chunk in chunks:
-                    yield chunk
-            finally:
-                await chunks.aclose()
+            async for chunk in prepend(first, chunks):
+                yield chunk
             return
         raise error
 

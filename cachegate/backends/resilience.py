@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from cachegate.backends.base import Backend, BackendRequest, Chunk
+from cachegate.backends.streams import prepend
 from cachegate.errors import BackendError, BackendUnavailable
 
 log = logging.getLogger(__name__)
@@ -98,14 +99,11 @@ class ResilientBackend:
         try:
             chunks, first = await self._first_chunk(request)
             try:
-                yield first
-                async for chunk in chunks:
+                async for chunk in prepend(first, chunks):
                     yield chunk
             except BackendError:
                 self.breaker.record_failure()
                 raise
-            finally:
-                await chunks.aclose()
         finally:
             self.outstanding -= 1
 

@@ -10,20 +10,14 @@ from cachegate.semantic.policy_file import load_policy
 from cachegate.semantic.tier import SemanticTier, TierConfig
 from cachegate.settings import Settings
 from cachegate.stores.guarded import GuardedStore
-from cachegate.stores.memory import MemoryStore
+from cachegate.stores.factory import open_store
 from policies.eviction import EvictionPolicy
 
 
 def build_semantic_store(settings: Settings) -> GuardedStore:
     cfg = settings.cache.semantic
-    if cfg.store == "redis":
-        if not settings.redis.url:
-            raise ValueError("cache.semantic.store is 'redis' but redis.url is not set")
-        from cachegate.stores.redis import RedisStore
-        store = RedisStore(settings.redis.url, settings.redis.key_prefix, settings.redis.socket_timeout_s)
-    else:   # room above the tier's own bound, so the store's LRU never evicts behind the catalog's back
-        store = MemoryStore(max_bytes=cfg.max_bytes * 2)
-    return GuardedStore(store, retry_interval_s=settings.redis.retry_interval_s)
+    # room above the tier's own bound, so the memory store's LRU never evicts behind the catalog's back
+    return open_store("semantic", cfg.store, cfg.max_bytes * 2, settings.redis)
 
 
 def build_semantic_tier(settings: Settings, store: GuardedStore, embedder: Embedder | None = None) -> SemanticTier:
