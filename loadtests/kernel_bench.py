@@ -48,7 +48,7 @@ def paged_pool(k: torch.Tensor, v: torch.Tensor, gen: torch.Generator):
     per_seq = math.ceil(s / PAGE)
     pad = per_seq * PAGE - s
     k, v = (F.pad(x, (0, 0, 0, 0, 0, pad)) for x in (k, v))
-    order = torch.randperm(b * per_seq, generator=gen).to(k.device)      # logical -> physical block
+    order = torch.randperm(b * per_seq, generator=gen, device=k.device)  # logical -> physical block
     k_cache, v_cache = torch.empty_like(k).view(-1, PAGE, h, d), torch.empty_like(v).view(-1, PAGE, h, d)
     k_cache[order], v_cache[order] = k.reshape(-1, PAGE, h, d), v.reshape(-1, PAGE, h, d)
     return k_cache, v_cache, order.view(b, per_seq).to(torch.int32)
@@ -108,10 +108,10 @@ def timer(fn: Callable[[], object], tiny: bool) -> float:
 def bench_extend(layout: str, batch: int, prefix: int, new: int, device, dtype, tiny: bool) -> Row:
     from engine.kernels.extend_attention import extend_attention
     hq, hkv, d = LAYOUTS[layout]
-    gen = torch.Generator().manual_seed(batch * 7 + new)
+    gen = torch.Generator(device).manual_seed(batch * 7 + new)
     total = prefix + new
-    q = torch.randn(batch, new, hq, d, generator=gen).to(device, dtype)
-    k, v = (torch.randn(batch, total, hkv, d, generator=gen).to(device, dtype) for _ in range(2))
+    q = randn(batch, new, hq, d, gen=gen, dtype=dtype)
+    k, v = (randn(batch, total, hkv, d, gen=gen, dtype=dtype) for _ in range(2))
     k_cache, v_cache, table = paged_pool(k, v, gen)
     prefix_lens = torch.full((batch,), prefix, dtype=torch.int32, device=device)
     seq_lens = prefix_lens + new
@@ -129,9 +129,9 @@ def bench_extend(layout: str, batch: int, prefix: int, new: int, device, dtype, 
 def bench_decode(layout: str, batch: int, context: int, device, dtype, tiny: bool) -> Row:
     from engine.kernels.decode_attention import decode_attention
     hq, hkv, d = LAYOUTS[layout]
-    gen = torch.Generator().manual_seed(batch * 13 + context)
-    q = torch.randn(batch, hq, d, generator=gen).to(device, dtype)
-    k, v = (torch.randn(batch, context, hkv, d, generator=gen).to(device, dtype) for _ in range(2))
+    gen = torch.Generator(device).manual_seed(batch * 13 + context)
+    q = randn(batch, hq, d, gen=gen, dtype=dtype)
+    k, v = (randn(batch, context, hkv, d, gen=gen, dtype=dtype) for _ in range(2))
     k_cache, v_cache, table = paged_pool(k, v, gen)
     seq_lens = torch.full((batch,), context, dtype=torch.int32, device=device)
     ours = lambda: decode_attention(q, k_cache, v_cache, table, seq_lens, max_seq_len=context)
@@ -141,6 +141,10 @@ def bench_decode(layout: str, batch: int, context: int, device, dtype, tiny: boo
     kv_bytes = 2 * batch * context * hkv * d * k.element_size()
     return Row("decode", layout, batch, context - 1, 1, ours_ms, sdpa_ms, name, sdpa_ms / ours_ms,
                flops / ours_ms / 1e9, kv_bytes / ours_ms / 1e6, err, ok)
+
+
+def randn(*shape: int, gen: torch.Generator, dtype: torch.dtype) -> torch.Tensor:
+    return torch.randn(shape, generator=gen, device=gen.device).to(dtype)
 
 
 def bench_all(device: torch.device, dtype: torch.dtype, tiny: bool) -> list[dict]:
