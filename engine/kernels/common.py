@@ -1,5 +1,5 @@
-"""What the kernels share: block-table addressing of the paged pool and the launch-time choices
-(interpreter upcast, dot precision, head-dim padding) that depend on dtype and device.
+"""What the kernels share: block-table addressing of the paged pool, the pool's shape checks, and the
+launch-time choices that depend on dtype and on running interpreted (operand upcast, dot precision).
 """
 from __future__ import annotations
 
