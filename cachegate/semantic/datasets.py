@@ -62,19 +62,43 @@ def kind_of(path: str | Path) -> str:
 
 
 def embed_all(embedder, texts: list[str], cache_dir: str | Path | None = None) -> dict[str, np.ndarray]:
-    """Embeddings of the distinct texts, read from / written to `cache_dir` when given."""
+    """Embeddings of the distinct texts; with `cache_dir`, memoised per text (one file per model), so any
+    mix of data files only encodes the texts it has not seen before."""
     unique = sorted(set(texts))
-    path = None
-    if cache_dir:
-        digest = hashlib.sha256(("\x00".join([embedder.model_name, *unique])).encode()).hexdigest()[:16]
-        path = Path(cache_dir) / f"embeddings-{digest}.npy"
-        if path.exists():
-            return dict(zip(unique, np.load(path)))
-    vectors = encode_with_progress(embedder, unique)
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        np.save(path, vectors)
-    return dict(zip(unique, vectors))
+    memo = EmbeddingMemo(cache_dir, embedder.model_name) if cache_dir else None
+    known = memo.load() if memo else {}
+    missing = [t for t in unique if t not in known]
+    if missing:
+        known |= dict(zip(missing, encode_with_progress(embedder, missing)))
+        if memo:
+            memo.save(known)
+    return {t: known[t] for t in unique}
+
+
+@dataclass(frozen=True)
+class EmbeddingMemo:
+    """Texts and their vectors in `<folder>/embeddings-<model digest>.npz`."""
+    folder: str | Path
+    model_name: str
+
+    @property
+    def path(self) -> Path:
+        digest = hashlib.sha256(self.model_name.encode()).hexdigest()[:16]
+        return Path(self.folder) / f"embeddings-{digest}.npz"
+
+    def load(self) -> dict[str, np.ndarray]:
+        if not self.path.exists():
+            return {}
+        with np.load(self.path) as data:
+            return dict(zip(bytes(data["texts"]).decode().split("\x00"), data["vectors"]))
+
+    def save(self, vectors: dict[str, np.ndarray]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        texts = list(vectors)
+        tmp = self.path.with_suffix(".tmp.npz")
+        joined = np.frombuffer("\x00".join(texts).encode(), dtype=np.uint8)   # texts never hold NUL
+        np.savez(tmp, texts=joined, vectors=np.stack([vectors[t] for t in texts]))
+        tmp.replace(self.path)
 
 
 def encode_with_progress(embedder, texts: list[str], batch: int = 256) -> np.ndarray:
