@@ -18,8 +18,9 @@ from cachegate.semantic import datasets
 from cachegate.semantic.context import context_text
 from cachegate.semantic.embedder import PACKAGED, Embedder
 from policies import calibration
+from policies.differences import relation
 from policies.signals import pair_features
-from policies.thresholds import policy_from_dict
+from policies.thresholds import Candidate, policy_from_dict
 
 GATE_FLOOR, GATE_CEILING = 0.9, 0.995   # the context gate stays within these
 GATE_MARGIN = 0.03   # above the closest pair of different conversations seen
@@ -28,9 +29,12 @@ GATE_MARGIN = 0.03   # above the closest pair of different conversations seen
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", action="append", required=True,
                    help="pairs CSV, paraphrase JSON or multi-turn JSON (repeatable)")
-    p.add_argument("--target-false-hit-rate", type=float, default=0.02)
+    p.add_argument("--target-false-hit-rate", type=float, default=0.05)
+    p.add_argument("--confidence", type=float, default=0.75,
+                   help="one-sided confidence that the false-hit rate stays within the target (0.5: point estimate)")
     p.add_argument("--out", default="semantic_policy.json", help="where to write the fitted policy")
-    p.add_argument("--holdout", type=float, default=0.2, help="share of rows held out for the report")
+    p.add_argument("--report-folds", type=int, default=5, help="folds of the cross-validated report")
+    p.add_argument("--report-repeats", type=int, default=3, help="repeats (other fold draws) of that report")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--embedding-cache", help="folder to memoise embeddings in")
     p.add_argument("--json", action="store_true", help="print the report as one JSON line")
@@ -43,17 +47,21 @@ def run(args: argparse.Namespace) -> int:
     embedder = Embedder(PACKAGED)
     texts = [t for p in pairs for t in (p.a, p.b)] + [c for c in conversation_contexts(conversations)]
     vectors = datasets.embed_all(embedder, texts, args.embedding_cache)
-    features, labels = feature_matrix(pairs, vectors, embedder.dim)
-    hard = np.array([p.hard for p in pairs])
-    report = holdout_report(features, labels, hard, args.target_false_hit_rate, args.holdout, args.seed,
-                            embedder.dim)
-    policy = calibration.fit(features, labels, args.target_false_hit_rate, embedder.dim, seed=args.seed)
+    rows = build_rows(pairs, vectors, embedder.dim)
+    report = holdout_report(pairs, vectors, rows, args, embedder.dim)
+    policy = calibration.fit(rows, args.target_false_hit_rate, embedder.dim, args.confidence, seed=args.seed)
     policy["context_gate"] = {"min_similarity": fit_context_gate(conversations, vectors)}
-    policy["fitted_on"] = {"files": [Path(f).name for f in args.data], "pairs": len(pairs),
-                           "conversations": len(conversations), "holdout": report}
+    policy["fitted_on"] = {"command": command_line(args), "files": [Path(f).name for f in args.data],
+                           "pairs": len(pairs), "conversations": len(conversations), "holdout": report}
     Path(args.out).write_text(json.dumps(policy, indent=1) + "\n")
     print_report(report, policy, args)
     return 0
+
+
+def command_line(args: argparse.Namespace) -> str:
+    data = " ".join(f"--data {d}" for d in args.data)
+    return (f"cachegate calibrate {data} --target-false-hit-rate {args.target_false_hit_rate:g} "
+            f"--confidence {args.confidence:g} --seed {args.seed} --out {args.out}")
 
 
 @dataclass(frozen=True)
@@ -98,11 +106,32 @@ def context_of(c: datasets.Conversation) -> str:
                         turns=1, max_chars=1500)
 
 
-def feature_matrix(pairs: list[datasets.Pair], vectors: dict[str, np.ndarray],
-                   dim: int) -> tuple[np.ndarray, np.ndarray]:
-    rows = [pair_features(p.b, p.a, float(np.dot(vectors[p.a], vectors[p.b])), vectors[p.b], vectors[p.a], dim)
-            for p in pairs]
-    return np.asarray(rows, dtype=np.float64), np.asarray([p.duplicate for p in pairs])
+def build_rows(pairs: list[Row], vectors: dict[str, np.ndarray], dim: int) -> calibration.Rows:
+    """Features, labels and relation of each pair, as the policy sees a lookup (question2 against question1)."""
+    features, kinds = [], []
+    for p in pairs:
+        cosine = float(np.dot(vectors[p.a], vectors[p.b]))
+        features.append(pair_features(p.b, p.a, cosine, vectors[p.b], vectors[p.a], dim))
+        kinds.append(relation(p.b, p.a, cosine).kind)
+    return calibration.Rows(np.asarray(features, dtype=np.float64), np.array([p.duplicate for p in pairs]),
+                            np.array(kinds), np.array([p.hard for p in pairs]), question_groups(pairs))
+
+
+def question_groups(pairs: list[datasets.Pair]) -> np.ndarray:
+    """Pairs linked by a shared question get one group id (connected components), so splits keep them apart.
+    A made-up negative (a paraphrase against another row's) does not link its two groups."""
+    parent: dict[str, str] = {}
+
+    def root(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+    for p in pairs:
+        if getattr(p, "hard", True) or p.duplicate:
+            parent[root(p.a)] = root(p.b)
+    ids: dict[str, int] = {}
+    return np.array([ids.setdefault(root(p.a), len(ids)) for p in pairs])
 
 
 def fit_context_gate(conversations: list[datasets.Conversation], vectors: dict[str, np.ndarray]) -> float:
@@ -117,19 +146,44 @@ def fit_context_gate(conversations: list[datasets.Conversation], vectors: dict[s
     return min(GATE_CEILING, max(GATE_FLOOR, math.ceil((closest + GATE_MARGIN) * 1000) / 1000))
 
 
-def holdout_report(features: np.ndarray, labels: np.ndarray, hard: np.ndarray, target: float, share: float,
-                   seed: int, dim: int) -> dict:
-    """Fit without a share of the labeled-pair rows, then measure on them (as `eval semantic` would)."""
-    rng = np.random.default_rng(seed + 1)
-    held = (rng.random(len(labels)) < share) & hard
-    policy = policy_from_dict(calibration.fit(features[~held], labels[~held], target, dim, seed=seed))
-    scores = np.array([policy.score_features(f) if f[0] >= policy.min_cosine else 0.0 for f in features[held]])
-    hit = scores >= policy.threshold_for("default")
-    mine = calibration.rates(hit, labels[held])
-    cos_rate, cos_t = calibration.hit_rate_at(features[held, 0], labels[held], mine.false_hit_rate)
-    return {"rows": int(held.sum()), "target_false_hit_rate": target, **mine.as_dict(),
-            "precision": round(1 - mine.false_hit_rate, 4),
-            "cosine_hit_rate_at_same_false_hit_rate": round(cos_rate, 4), "cosine_threshold": round(cos_t, 4)}
+def holdout_report(pairs: list[Row], vectors: dict[str, np.ndarray], rows: calibration.Rows,
+                   args: argparse.Namespace, dim: int) -> dict:
+    """Repeated grouped k-fold cross-validation of this very fit: each fold's questions (whole groups) are
+    decided, as `eval semantic` would, by a policy fitted without them; all decisions are pooled."""
+    hard_hits, hard, easy_hits, easy = [], [], [], []
+    for repeat in range(args.report_repeats):
+        groups = np.random.default_rng(args.seed + 1 + repeat).integers(0, args.report_folds, rows.groups.max() + 1)
+        fold = groups[rows.groups]
+        for k in range(args.report_folds):
+            policy = policy_from_dict(calibration.fit(rows.subset(fold != k), args.target_false_hit_rate, dim,
+                                                      args.confidence, seed=args.seed))
+            for p, f in zip(pairs, fold):
+                if f == k:
+                    (hard if p.hard else easy).append(p)
+                    (hard_hits if p.hard else easy_hits).append(decides_hit(policy, p, vectors))
+    report = {"folds": args.report_folds, "repeats": args.report_repeats,
+              "target_false_hit_rate": args.target_false_hit_rate, "confidence": args.confidence}
+    if hard:
+        report |= pooled(np.array(hard_hits), hard, vectors)
+    if easy:
+        labels = np.array([p.duplicate for p in easy])
+        report["paraphrases"] = {"rows": len(easy), **calibration.rates(np.array(easy_hits), labels).as_dict()}
+    return report
+
+
+def decides_hit(policy, p: datasets.Pair, vectors: dict[str, np.ndarray]) -> bool:
+    cosine = float(np.dot(vectors[p.a], vectors[p.b]))
+    return policy.decide(Candidate(p.b, p.a, cosine, query_vector=vectors[p.b], entry_vector=vectors[p.a])).hit
+
+
+def pooled(hits: np.ndarray, pairs: list[datasets.Pair], vectors: dict[str, np.ndarray]) -> dict:
+    """The pooled decisions' rates, next to plain cosine's hit rate at the same false-hit rate."""
+    labels = np.array([p.duplicate for p in pairs])
+    mine = calibration.rates(hits, labels)
+    cosines = np.array([float(np.dot(vectors[p.a], vectors[p.b])) for p in pairs])
+    at_same, threshold = calibration.hit_rate_at(cosines, labels, mine.false_hit_rate)
+    return {"rows": len(pairs), **mine.as_dict(), "cosine_hit_rate_at_same_false_hit_rate": round(at_same, 4),
+            "cosine_threshold": round(threshold, 4)}
 
 
 def print_report(report: dict, policy: dict, args: argparse.Namespace) -> None:
@@ -140,9 +194,14 @@ def print_report(report: dict, policy: dict, args: argparse.Namespace) -> None:
         return
     print(f"fitted on {policy['fitted_on']['pairs']} pairs, {policy['fitted_on']['conversations']} conversations"
           f" -> {args.out}")
-    print(f"held-out rows: {report['rows']}  target false-hit rate: {report['target_false_hit_rate']:.3f}")
-    print(f"  policy : hit_rate {report['hit_rate']:.4f}  false_hit_rate {report['false_hit_rate']:.4f}"
-          f"  precision {report['precision']:.4f}")
-    print(f"  cosine : hit_rate {report['cosine_hit_rate_at_same_false_hit_rate']:.4f} at the same false-hit rate"
-          f" (threshold {report['cosine_threshold']:.3f})")
+    print(f"{report['repeats']} x {report['folds']}-fold cross-validation by question, target false-hit rate "
+          f"{report['target_false_hit_rate']:.3f} at {report['confidence']:.0%} confidence")
+    if "rows" in report:
+        print(f"  labeled pairs ({report['rows']}): policy hit_rate {report['hit_rate']:.4f}  false_hit_rate "
+              f"{report['false_hit_rate']:.4f}; cosine hit_rate {report['cosine_hit_rate_at_same_false_hit_rate']:.4f}"
+              f" at the same false-hit rate (threshold {report['cosine_threshold']:.3f})")
+    if "paraphrases" in report:
+        easy = report["paraphrases"]
+        print(f"  paraphrase pairs ({easy['rows']}, half unrelated): hit_rate {easy['hit_rate']:.4f}  "
+              f"false_hit_rate {easy['false_hit_rate']:.4f}")
     print(f"context gate: {policy['context_gate']['min_similarity']:.2f}  min cosine: {policy['min_cosine']:.2f}")

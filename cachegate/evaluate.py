@@ -30,6 +30,8 @@ CROSS_NEAREST, CROSS_RANDOM = 20, 10
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pairs", help="CSV with question1,question2,is_duplicate")
     p.add_argument("--multiturn", help="multi-turn JSON (question, answer, follow-up, answer)")
+    p.add_argument("--paraphrases", help="paraphrase JSON (origin, similar): hit rate on easy matches, against "
+                                         "unrelated pairs (and the --pairs file's non-duplicates)")
     p.add_argument("--policy", default="packaged", help="'packaged', 'cosine' or a policy file")
     p.add_argument("--threshold", type=float, default=0.9, help="threshold when --policy cosine")
     p.add_argument("--no-cache-mode", action="store_true", help="pair mode only (faster)")
@@ -38,8 +40,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not args.pairs and not args.multiturn:
-        raise SystemExit("give --pairs FILE.csv and/or --multiturn FILE.json")
+    if not args.pairs and not args.multiturn and not args.paraphrases:
+        raise SystemExit("give --pairs FILE.csv, --paraphrases FILE.json and/or --multiturn FILE.json")
     report: dict = {"policy": args.policy}
     embedder = Embedder(PACKAGED, cache_size=10 ** 7)
     if args.pairs:
@@ -51,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
         report["pair"] = pair
         if not args.no_cache_mode:
             report["cache"] = asyncio.run(cache_mode(make_tier(args, embedder), pairs))
+    if args.paraphrases:
+        report["paraphrases"] = run_paraphrases(args, embedder)
     if args.multiturn:
         from cachegate.calibrate import conversation_contexts
         conversations = datasets.read_conversations(args.multiturn)
@@ -81,6 +85,31 @@ def pair_mode(policy, pairs: list[datasets.Pair], vectors: dict[str, np.ndarray]
             "cosine_hit_rate_at_same_false_hit_rate": round(at_same, 4),
             "cosine_threshold_at_same_false_hit_rate": round(threshold, 4),
             "cosine": {f"{t:.2f}": calibration.rates(cosines >= t, labels).as_dict() for t in COSINE_THRESHOLDS}}
+
+
+# -- paraphrase mode ------------------------------------------------------------------------------
+def run_paraphrases(args: argparse.Namespace, embedder: Embedder) -> dict:
+    from cachegate.calibrate import with_negatives
+    pairs = with_negatives(datasets.read_paraphrases(args.paraphrases), seed=0)
+    hard = [p for p in datasets.read_pairs_csv(args.pairs) if not p.duplicate] if args.pairs else []
+    vectors = datasets.embed_all(embedder, [t for p in pairs + hard for t in (p.a, p.b)], args.embedding_cache)
+    return paraphrase_mode(make_tier(args, embedder).policy, pairs, hard, vectors)
+
+
+def paraphrase_mode(policy, pairs: list[datasets.Pair], hard: list[datasets.Pair],
+                    vectors: dict[str, np.ndarray]) -> dict:
+    """Hit rate on the paraphrases; false hits on unrelated pairs and on hard (labeled) non-duplicates."""
+    def hits(rows: list[datasets.Pair]) -> np.ndarray:
+        return np.array([policy.decide(Candidate(p.b, p.a, float(np.dot(vectors[p.a], vectors[p.b])),
+                                                 query_vector=vectors[p.b], entry_vector=vectors[p.a])).hit
+                         for p in rows], dtype=bool)
+    positives = [p for p in pairs if p.duplicate]
+    found, unrelated, wrong = hits(positives), hits([p for p in pairs if not p.duplicate]), hits(hard)
+    false = int(unrelated.sum() + wrong.sum())
+    return {"paraphrases": len(positives), "hit_rate": round(float(found.mean()), 4),
+            "unrelated_pairs": len(unrelated), "unrelated_false_hits": int(unrelated.sum()),
+            "hard_negatives": len(hard), "hard_false_hits": int(wrong.sum()),
+            "false_hit_rate": round(false / max(1, false + int(found.sum())), 4)}
 
 
 # -- cache mode -----------------------------------------------------------------------------------
@@ -194,6 +223,12 @@ def table(report: dict) -> str:
                   (f"  hit_rate {c['hit_rate']:.4f}  hits {c['hits']}: partner {c['partner_hits']}, labeled "
                    f"non-duplicate {c['labeled_non_duplicate_hits']}, other entries {c['other_entry_hits']}"
                    f"  (labeled false_hit_rate {c['false_hit_rate_labeled']:.4f})")]
+    if "paraphrases" in report:
+        e = report["paraphrases"]
+        lines += [(f"paraphrase mode ({e['paraphrases']} paraphrases, {e['unrelated_pairs']} unrelated pairs,"
+                   f" {e['hard_negatives']} hard negatives)"),
+                  (f"  hit_rate {e['hit_rate']:.4f}  false hits: unrelated {e['unrelated_false_hits']},"
+                   f" hard {e['hard_false_hits']}  (false_hit_rate {e['false_hit_rate']:.4f})")]
     if "multiturn" in report:
         m = report["multiturn"]
         lines += [f"multi-turn mode ({m['conversations']} conversations)",

@@ -1,35 +1,25 @@
 """Signals beyond cosine that tell a paraphrase from a question that only looks similar.
 
-Pure functions of two texts: lexical overlap, numbers and named things that differ, negation, question
-word, length ratio. The calibrated evaluator in `policies.thresholds` weighs them with cosine.
+Pure functions of two texts: lexical overlap, words added or swapped, numbers and named things, negation,
+question word, person, tense, word order, length. The calibrated evaluator in `policies.thresholds`
+weighs them with cosine; `policies.differences` holds the hard vetoes.
 """
 from __future__ import annotations
 
 import math
-import re
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from itertools import pairwise
 
 import numpy as np
 
-_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_NAME = re.compile(r"\b(?:[A-Z][a-zA-Z0-9]+|[A-Z]{2,}[a-z]?)\b")
-_NEGATIONS = frozenset({"not", "no", "never", "none", "nothing", "nobody", "neither", "nor", "without",
-                        "cannot", "can't", "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't",
-                        "weren't", "won't", "wouldn't", "shouldn't", "couldn't", "haven't", "hasn't"})
-_QUESTION_WORDS = frozenset({"what", "why", "how", "when", "where", "who", "whom", "whose", "which",
-                             "can", "could", "should", "would", "is", "are", "do", "does", "did", "will"})
-_STOP = frozenset(["a", "an", "the", "of", "to", "in", "on", "for", "and", "or", "is", "are", "was", "were", "be", "been", "do", "does", "did", "i", "you", "we", "it", "my", "your", "me", "what", "how", "why", "when", "where", "who", "which", "that", "this", "these", "those", "with", "at", "by", "from", "as", "can", "could", "should", "would", "will", "some", "any", "there", "their", "its", "about", "into", "if", "so"])
-
-FEATURES = ("cosine", "cosine_over_90", "lexical_overlap", "numbers_differ", "names_differ",
-            "negation_differs", "question_word_differs", "length_ratio", "content_words_differ",
-            "bigram_overlap", "order_differs")
+from policies.differences import negated
+from policies.tokens import content, names, numbers, past, person, question_word, words
 
 
 @dataclass(frozen=True)
 class Signals:
     cosine: float
+    cosine_over_90: float        # max(0, cosine - 0.9): the top of the range, where decisions are made
     lexical_overlap: float       # Jaccard of content words
     numbers_differ: float        # 1 when the sets of numbers differ
     names_differ: float          # share of named things (capitalised words, acronyms) not in both
@@ -39,11 +29,17 @@ class Signals:
     content_words_differ: float  # log(1 + content words in one text only)
     bigram_overlap: float        # Jaccard of word bigrams: word order matters
     order_differs: float         # same words, other order ("from A to B" vs "from B to A")
+    person_differs: float        # "how did you ..." vs "how do I ...": asking someone else
+    tense_differs: float         # "did" / "was" on one side only
+    words_added: float           # log(1 + content words one side adds beyond what the other swaps)
+    words_swapped: float         # log(1 + content words replaced on both sides): paraphrase or a new subject
+    log_length: float            # log(1 + words of the shorter text)
 
     def vector(self) -> list[float]:
-        return [self.cosine, max(0.0, self.cosine - 0.9), self.lexical_overlap, self.numbers_differ,
-                self.names_differ, self.negation_differs, self.question_word_differs, self.length_ratio,
-                self.content_words_differ, self.bigram_overlap, self.order_differs]
+        return list(astuple(self))
+
+
+FEATURES = tuple(Signals.__dataclass_fields__)
 
 
 def pair_features(a: str, b: str, cosine: float, va: np.ndarray | None = None, vb: np.ndarray | None = None,
@@ -61,17 +57,24 @@ def pair_features(a: str, b: str, cosine: float, va: np.ndarray | None = None, v
 def signals(a: str, b: str, cosine: float) -> Signals:
     words_a, words_b = words(a), words(b)
     content_a, content_b = content(words_a), content(words_b)
+    only_a, only_b = len(content_a - content_b), len(content_b - content_a)
     return Signals(
         cosine=cosine,
+        cosine_over_90=max(0.0, cosine - 0.9),
         lexical_overlap=jaccard(content_a, content_b),
-        numbers_differ=float(set(_NUMBER.findall(a)) != set(_NUMBER.findall(b))),
+        numbers_differ=float(numbers(a) != numbers(b)),
         names_differ=1.0 - jaccard(names(a), names(b)),
         negation_differs=float(negated(words_a) != negated(words_b)),
         question_word_differs=float(question_word(words_a) != question_word(words_b)),
         length_ratio=min(len(words_a), len(words_b)) / max(1, len(words_a), len(words_b)),
-        content_words_differ=math.log1p(len(content_a ^ content_b)),
+        content_words_differ=math.log1p(only_a + only_b),
         bigram_overlap=jaccard(bigrams(words_a), bigrams(words_b)),
         order_differs=order_change(words_a, words_b),
+        person_differs=float(person(words_a) != person(words_b)),
+        tense_differs=float(past(words_a) != past(words_b)),
+        words_added=math.log1p(abs(only_a - only_b)),
+        words_swapped=math.log1p(min(only_a, only_b)),
+        log_length=math.log1p(min(len(words_a), len(words_b))),
     )
 
 
@@ -95,36 +98,6 @@ def lcs(a: list[str], b: list[str]) -> int:
         for j, y in enumerate(b):
             prev, row[j + 1] = row[j + 1], prev + 1 if x == y else max(row[j + 1], row[j])
     return row[-1]
-
-
-def words(text: str) -> list[str]:
-    return _WORD.findall(text.lower().replace("\u2019", "'"))
-
-
-def content(tokens: list[str]) -> set[str]:
-    return {stem(t) for t in tokens if t not in _STOP}
-
-
-def stem(token: str) -> str:
-    """A crude plural/suffix fold so 'books' and 'book' count as one word."""
-    for suffix in ("ing", "es", "s"):
-        if len(token) > len(suffix) + 3 and token.endswith(suffix):
-            return token[: -len(suffix)]
-    return token
-
-
-def names(text: str) -> set[str]:
-    first = re.match(r"\s*\w+", text)
-    start = first.end() if first else 0
-    return {n.lower() for n in _NAME.findall(text[start:])}
-
-
-def negated(tokens: list[str]) -> bool:
-    return sum(t in _NEGATIONS or t.endswith("n't") for t in tokens) % 2 == 1
-
-
-def question_word(tokens: list[str]) -> str:
-    return next((t for t in tokens[:3] if t in _QUESTION_WORDS), "")
 
 
 def jaccard(a: set[str], b: set[str]) -> float:

@@ -1,17 +1,19 @@
 """Similarity decisions: is a cached entry close enough to serve for this question, in this namespace?
 
-Two policies behind one interface: a plain cosine threshold, and a calibrated evaluator (logistic
-over `policies.signals`) whose threshold was fitted for a target false-hit rate. Both gate on context.
+Two policies behind one interface: a plain cosine threshold, and a calibrated evaluator (vetoes from
+`policies.differences`, then logistic over `policies.signals`) whose thresholds were fitted for a target
+false-hit rate. Both gate on context.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-from policies.signals import FEATURES, pair_features, words
+from policies.differences import relation
+from policies.signals import FEATURES, pair_features
 
 
 @dataclass(frozen=True)
@@ -63,24 +65,38 @@ class CosinePolicy:
         return min([self.threshold, *self.namespaces.values()])
 
     def decide(self, c: Candidate, namespace: str = "default") -> Decision:
+        """Cosine against the namespace's threshold; a key difference (numbers, names, negation...) vetoes."""
         blocked = self.gate.blocks(c)
         threshold = self.namespaces.get(namespace, self.threshold)
-        return Decision(not blocked and c.cosine >= threshold, c.cosine, blocked)
+        if c.cosine < threshold:
+            return Decision(False, c.cosine, blocked)
+        how = relation(c.query, c.entry_query, c.cosine)
+        if how.kind == "differs":
+            return Decision(False, c.cosine, "differs in " + ", ".join(how.vetoes))
+        return Decision(not blocked, c.cosine, blocked)
+
+
+class Cut(NamedTuple):
+    """Score thresholds for one target rate: pairs that differ only in function words need less."""
+    same_wording: float
+    other: float
 
 
 @dataclass(frozen=True)
 class CalibratedPolicy:
-    """sigmoid(w · standardised features + b) ≥ the threshold fitted for the namespace's target rate."""
+    """Key differences (numbers, names, negation, opposites, swapped roles) never hit; the same words always
+    do; otherwise sigmoid(w · standardised features + b) against the cut fitted for the namespace's target."""
     weights: np.ndarray
     bias: float
     mean: np.ndarray
     scale: np.ndarray
-    thresholds: dict[float, float]          # target false-hit rate -> score threshold
+    thresholds: dict[float, Cut]            # target false-hit rate -> score thresholds
     target: float                           # the default target
     min_cosine: float = 0.5
     namespaces: dict[str, float] = field(default_factory=dict)   # namespace -> target false-hit rate
     gate: ContextGate = ContextGate()
     embedding_dim: int = 0       # > 0: the features include |a - b| and a * b of the embeddings
+    cosine_namespaces: dict[str, float] = field(default_factory=dict)   # namespace -> plain cosine threshold
 
     def score(self, c: Candidate) -> float:
         x = pair_features(c.query, c.entry_query, c.cosine, c.query_vector, c.entry_vector, self.embedding_dim)
@@ -90,26 +106,32 @@ class CalibratedPolicy:
         z = self.bias + float(((x - self.mean) / self.scale) @ self.weights)
         return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
 
-    def threshold_for(self, namespace: str) -> float:
+    def cut_for(self, namespace: str) -> Cut:
         target = self.namespaces.get(namespace, self.target)
         allowed = [t for t in self.thresholds if t <= target + 1e-12]
-        return self.thresholds[max(allowed)] if allowed else max(self.thresholds.values())
+        return self.thresholds[max(allowed) if allowed else min(self.thresholds)]
 
     def decide(self, c: Candidate, namespace: str = "default") -> Decision:
+        if namespace in self.cosine_namespaces:
+            return CosinePolicy(self.cosine_namespaces[namespace], gate=self.gate).decide(c)
         if c.cosine < self.min_cosine:
             return Decision(False, 0.0, "below the cosine floor")
+        how = relation(c.query, c.entry_query, c.cosine)
+        if how.kind == "differs":
+            return Decision(False, 0.0, "differs in " + ", ".join(how.vetoes))
         blocked = self.gate.blocks(c)
-        score = 1.0 if same_words(c.query, c.entry_query) else self.score(c)
-        return Decision(not blocked and score >= self.threshold_for(namespace), score, blocked)
+        if how.kind == "same words":
+            return Decision(not blocked, 1.0, blocked)
+        cut = self.cut_for(namespace)
+        score = self.score(c)
+        return Decision(not blocked and score >= (cut.same_wording if how.kind == "same wording" else cut.other),
+                        score, blocked)
 
 
-def same_words(a: str, b: str) -> bool:
-    """The same question up to case, spacing and punctuation: always a match, whatever the evaluator says."""
-    return words(a) == words(b) and bool(words(a))
-
-
-def policy_from_dict(data: dict[str, Any], namespaces: dict[str, float] | None = None) -> ThresholdPolicy:
-    """Build a policy from its file form (see `policies.calibration.policy_dict`)."""
+def policy_from_dict(data: dict[str, Any], namespaces: dict[str, float] | None = None,
+                     cosine_namespaces: dict[str, float] | None = None) -> ThresholdPolicy:
+    """Build a policy from its file form (see `policies.calibration.policy_dict`). A calibrated policy takes
+    target rates per namespace, and namespaces that decide by a plain cosine threshold (vetoes kept)."""
     gate = ContextGate(**data.get("context_gate", {}))
     if data["kind"] == "cosine":
         return CosinePolicy(data["threshold"], dict(namespaces or {}), gate)
@@ -122,6 +144,7 @@ def policy_from_dict(data: dict[str, Any], namespaces: dict[str, float] | None =
     if any(len(a) != len(FEATURES) + 2 * dim for a in arrays.values()):
         raise ValueError("policy weights, mean and scale must have one value per feature")
     return CalibratedPolicy(
-        **arrays, bias=data["bias"], thresholds={float(k): v for k, v in data["thresholds"].items()},
-        target=data["target_false_hit_rate"], min_cosine=data.get("min_cosine", 0.5),
-        namespaces=dict(namespaces or {}), gate=gate, embedding_dim=dim)
+        **arrays, bias=data["bias"], thresholds={float(k): Cut(**v) for k, v in data["thresholds"].items()},
+        target=data["target_false_hit_rate"], namespaces=dict(namespaces or {}), gate=gate, embedding_dim=dim,
+        min_cosine=min([data.get("min_cosine", 0.5), *(cosine_namespaces or {}).values()]),
+        cosine_namespaces=dict(cosine_namespaces or {}))

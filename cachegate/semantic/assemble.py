@@ -9,8 +9,8 @@ from cachegate.semantic.index import IndexConfig
 from cachegate.semantic.policy_file import load_policy
 from cachegate.semantic.tier import SemanticTier, TierConfig
 from cachegate.settings import Settings
-from cachegate.stores.guarded import GuardedStore
 from cachegate.stores.factory import open_store
+from cachegate.stores.guarded import GuardedStore
 from policies.eviction import EvictionPolicy
 
 

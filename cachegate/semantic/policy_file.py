@@ -1,6 +1,7 @@
 """Loading the threshold policy the config names: the packaged fitted one, plain cosine, or a file.
 
-The packaged policy (`policies/data/semantic_policy.json`) is refitted with `cachegate calibrate`.
+The packaged policy (`policies/data/semantic_policy.json`) is refitted with `cachegate calibrate`. With a
+calibrated policy, a namespace given a `threshold` decides by plain cosine (a lenient FAQ namespace).
 """
 from __future__ import annotations
 
@@ -34,4 +35,6 @@ def load_policy(cfg: SemanticCacheSettings) -> ThresholdPolicy:
         data = read_policy(cfg.policy)
         overrides = {n: s.target_false_hit_rate for n, s in cfg.namespaces.items()
                      if s.target_false_hit_rate is not None}
+        by_cosine = {n: s.threshold for n, s in cfg.namespaces.items() if s.threshold is not None}
+        return policy_from_dict(data, overrides, by_cosine)
     return policy_from_dict(data, overrides)

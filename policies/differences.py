@@ -1,0 +1,134 @@
+"""What differs between two questions in a way that changes the answer, however close their embeddings:
+numbers, named things, negation, opposite words ("enable" / "disable") and swapped roles ("from A to B" /
+"from B to A"). The calibrated policy never serves an entry when one of these fires; `relation` also says
+when two questions differ only in function words, or not at all.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from policies.tokens import STOP, content_sequence, names, numbers, past, person, question_word, stem, words
+
+NEGATIONS = frozenset({"not", "no", "never", "none", "nothing", "nobody", "neither", "nor"})
+REPLIES = frozenset({"yes", "no"})   # "No, it does not exist": a reply, not a negation
+DIRECTIONAL = frozenset({"to", "into", "than", "from", "over", "onto", "towards", "toward"})
+_PAIRS = ("enable disable, upgrade downgrade, increase decrease, buy sell, import export, before after, "
+          "add remove, open close, start stop, win lose, maximum minimum, max min, best worst, more less, "
+          "most least, advantage disadvantage, pro con, up down, input output, high low, higher lower, "
+          "cheap expensive, male female, man woman, men women, boy girl, husband wife, first last, old new, "
+          "older younger, lock unlock, subscribe unsubscribe, include exclude, accept reject, allow block, "
+          "deposit withdraw, send receive, upload download, encrypt decrypt, login logout, on off, in out, "
+          "hot cold, positive negative, true false, agree disagree, like dislike, legal illegal, pass fail, "
+          "private public, debit credit, borrow lend, arrive depart, push pull, good bad, easy hard, fast slow, "
+          "early late, north south, east west, left right, top bottom, inside outside, mother father, "
+          "son daughter, brother sister, import export, install uninstall, connect disconnect, show hide, "
+          "follow unfollow, block unblock, mute unmute, gain lose, rise fall, strong weak, big small, "
+          "large small, long short, heavy light, full empty, wet dry, rich poor, success failure, with without")
+OPPOSITES = {stem(w): stem(o) for pair in _PAIRS.split(", ") for a, b in [pair.split()] for w, o in ((a, b), (b, a))}
+SYMMETRIC = frozenset({"and", "or", "vs", "versus", "nor", "with"})
+MAX_SWAP_WORDS = 40
+_PREFIXES = ("un", "dis", "in", "im", "il", "ir", "non")
+
+
+SAME_WORDS_MIN_COSINE = 0.9    # symbols the words leave out ("# and ##" vs "() and (,)") still move the embedding
+SAME_WORDING_MIN_COSINE = 0.95
+
+
+class Relation(NamedTuple):
+    kind: str                  # "differs", "same words", "same wording" or "other"
+    vetoes: tuple[str, ...] = ()
+
+
+def relation(a: str, b: str, cosine: float) -> Relation:
+    """How two questions relate, most decisive first: a key difference, the same words, the same wording."""
+    vetoes = key_differences(a, b)
+    if vetoes:
+        return Relation("differs", tuple(vetoes))
+    if cosine >= SAME_WORDS_MIN_COSINE and words(a) == words(b) and words(a):
+        return Relation("same words")
+    if cosine >= SAME_WORDING_MIN_COSINE and same_wording(a, b):
+        return Relation("same wording")
+    return Relation("other")
+
+
+def key_differences(a: str, b: str) -> list[str]:
+    """The names of the vetoes that fire for this pair (empty: nothing key differs)."""
+    wa, wb = words(a), words(b)
+    checks = {"numbers": numbers(a) != numbers(b), "names": names_differ(a, b, wa, wb),
+              "negation": negated(wa) != negated(wb), "opposites": opposites(wa, wb),
+              "direction": swapped(wa, wb)}
+    return [name for name, fired in checks.items() if fired]
+
+
+def same_wording(a: str, b: str) -> bool:
+    """The same content words in the same order, asked of the same person, in the same tense, with the same
+    question word: "How do I reset my password?" / "How can I reset my password?"."""
+    wa, wb = words(a), words(b)
+    return bool(wa) and content_sequence(wa) == content_sequence(wb) and person(wa) == person(wb) \
+        and past(wa) == past(wb) and question_word(wa) == question_word(wb)
+
+
+def names_differ(a: str, b: str, wa: list[str], wb: list[str]) -> bool:
+    """A named thing (capitalised word, acronym) on one side that the other side does not mention at all."""
+    seen_a, seen_b = set(wa) | {stem(w) for w in wa}, set(wb) | {stem(w) for w in wb}
+    return any(n not in seen_b and stem(n) not in seen_b for n in names(a)) or \
+        any(n not in seen_a and stem(n) not in seen_a for n in names(b))
+
+
+def negated(tokens: list[str]) -> bool:
+    start = 1 if tokens and tokens[0] in REPLIES else 0
+    return sum(t in NEGATIONS for t in tokens[start:]) % 2 == 1
+
+
+def opposites(wa: list[str], wb: list[str]) -> bool:
+    """A word on one side whose opposite (listed, or un-/dis-/in- prefixed) is on the other side only."""
+    sa, sb = {stem(w) for w in wa}, {stem(w) for w in wb}
+    only_a, only_b = sa - sb, sb - sa
+    return any(OPPOSITES.get(w) in only_b or negative_form(w, only_b) for w in only_a) or \
+        any(negative_form(w, only_a) for w in only_b)
+
+
+def negative_form(word: str, others: set[str]) -> bool:
+    """'satisfied' / 'unsatisfied', 'like' / 'dislike': one word is the other with a negating prefix."""
+    return len(word) >= 4 and any(p + word in others for p in _PREFIXES)
+
+
+def swapped(wa: list[str], wb: list[str]) -> bool:
+    """Roles swapped: "from A to B" / "from B to A", or the same content words with two blocks exchanged
+    ("do Indian women find Pakistani men ..." / "do Pakistani women find Indian men ...")."""
+    return directional_swap(wa, wb) or block_swap(wa, wb)
+
+
+def directional_swap(wa: list[str], wb: list[str]) -> bool:
+    """ "X to Y" on one side, "Y to X" on the other (X, Y the content words next to the directional word)."""
+    pairs_b = set(role_pairs(wb))
+    return any((y, d, x) in pairs_b for x, d, y in role_pairs(wa) if x != y)
+
+
+def role_pairs(tokens: list[str]) -> list[tuple[str, str, str]]:
+    """(content word before, directional word, content word after) around each directional word."""
+    out = []
+    for i, t in enumerate(tokens):
+        if t in DIRECTIONAL:
+            before = next((stem(w) for w in reversed(tokens[max(0, i - 3): i]) if w not in STOP), None)
+            after = next((stem(w) for w in tokens[i + 1: i + 4] if w not in STOP), None)
+            if before and after:
+                out.append((before, t, after))
+    return out
+
+
+def block_swap(a: list[str], b: list[str]) -> bool:
+    """b is a, word for word, with two blocks exchanged around a middle that is not a symmetric "and" / "or":
+    a = P X M Y S and b = P Y M X S."""
+    if a == b or sorted(a) != sorted(b) or len(a) > MAX_SWAP_WORDS:
+        return False
+    head = next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
+    tail = next(i for i, (x, y) in enumerate(zip(reversed(a), reversed(b))) if x != y)
+    mid_a, mid_b = a[head: len(a) - tail], b[head: len(b) - tail]
+    n = len(mid_a)
+    for x in range(1, n - 1):
+        for y in range(1, n - x):
+            middle = mid_a[x: n - y]
+            if mid_b == mid_a[n - y:] + middle + mid_a[:x] and not SYMMETRIC & set(middle):
+                return True
+    return False

@@ -1,0 +1,63 @@
+"""What differs between two questions: the vetoes that keep near misses from being served, and the
+same-wording relation that lets "how do I" / "how can I" through."""
+from __future__ import annotations
+
+import pytest
+
+from policies.differences import key_differences, relation, same_wording
+from policies.tokens import names, numbers, words
+
+
+@pytest.mark.parametrize(("a", "b", "veto"), [
+    ("How do I reset my password?", "How do I reset my PIN?", "names"),
+    ("Is the store open on Sunday?", "Is the store open on Monday?", "names"),
+    ("Can I return an item after 30 days?", "Can I return an item after 90 days?", "numbers"),
+    ("What is the warranty on the iPhone 14?", "What is the warranty on the iPhone 12?", "numbers"),
+    ("Who was the first CEO of Microsoft?", "Who was the second CEO of Microsoft?", "numbers"),
+    ("Is the store open on Sunday?", "Is the store not open on Sunday?", "negation"),
+    ("Why can't I log in?", "Why can I log in?", "negation"),
+    ("How do I enable two-factor authentication?", "How do I disable two-factor authentication?", "opposites"),
+    ("Can I get a refund if I am satisfied?", "Can I get a refund if I am unsatisfied?", "opposites"),
+    ("How much is shipping from Canada to India?", "How much is shipping from India to Canada?", "direction"),
+    ("How do I convert Celsius to Fahrenheit?", "How do I convert Fahrenheit to Celsius?", "direction"),
+    ("Do Indian women find Pakistani men attractive?", "Do Pakistani women find Indian men attractive?",
+     "direction"),
+])
+def test_near_misses_are_vetoed(a, b, veto):
+    assert veto in key_differences(a, b)
+    assert relation(a, b, 0.99).kind == "differs"
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("How do I reset my password?", "How can I reset my password?"),
+    ("What is the capital of France?", "What's the capital city of France?"),
+    ("Does the premium plan include phone support?", "Is phone support included in the premium plan?"),
+    ("Should I learn French and German?", "Should I learn German and French?"),
+    ("No, it doesn't exist in version 2.10.0.", "Version 2.10.0 does not contain it."),
+    ("I want to cancel my subscription. What should I do?", "How do I cancel my subscription?"),
+    ("How do I lose weight in 2 months?", "How can I lose weight in two months?"),
+])
+def test_paraphrases_are_not_vetoed(a, b):
+    assert key_differences(a, b) == []
+
+
+def test_same_wording_ignores_function_words_and_framing_only():
+    assert same_wording("How do I reset my password?", "How can I reset my password?")
+    assert same_wording("How do I reset my password?", "How is it possible to reset my password")   # framing
+    assert not same_wording("How do I reset my password?", "What are the steps to reset my password?")  # what/how
+    assert not same_wording("How do I reset my password?", "How did you reset your password?")   # person, tense
+    assert not same_wording("How do I reset my password?", "Why do I reset my password?")        # question word
+
+
+def test_relation_orders_its_verdicts():
+    assert relation("What is the purpose of life ?", "what is the purpose of life", 0.99).kind == "same words"
+    assert relation("What does ΙΧΣ mean?", "What does '[*]' mean?", 0.33).kind != "same words"   # symbols differ
+    assert relation("How do I reset my password?", "How can I reset my password?", 0.99).kind == "same wording"
+    assert relation("How do I reset my password?", "How can I reset my password?", 0.80).kind == "other"
+
+
+def test_tokens_expand_contractions_and_keep_other_scripts():
+    assert words("What's the capital? I don't know.") == ["what", "is", "the", "capital", "i", "do", "not", "know"]
+    assert "それでもまだ" in words("What does それでもまだ mean?")
+    assert names("I want to cancel. What should I do about PIN codes in Paris?") == {"pin", "paris"}
+    assert numbers("3 apples, twenty pears, the 21st time, one of them") == {"3", "20", "#21"}
