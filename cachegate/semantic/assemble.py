@@ -23,7 +23,8 @@ def build_semantic_store(settings: Settings) -> GuardedStore:
 def build_semantic_tier(settings: Settings, store: GuardedStore, embedder: Embedder | None = None) -> SemanticTier:
     cfg = settings.cache.semantic
     embedder = embedder or Embedder(cfg.embedder.model, cfg.embedder.max_batch, cfg.embedder.max_wait_ms,
-                                    cache_size=cfg.embedder.cache_size)
+                                    cache_size=cfg.embedder.cache_size, precision=cfg.embedder.precision,
+                                    threads=cfg.embedder.threads)
     index = IndexConfig(approximate_after=cfg.index.approximate_after, nprobe=cfg.index.nprobe,
                         tombstone_fraction=cfg.index.tombstone_fraction)
     tier = SemanticTier(

@@ -65,7 +65,7 @@ def embed_all(embedder, texts: list[str], cache_dir: str | Path | None = None) -
     """Embeddings of the distinct texts; with `cache_dir`, memoised per text (one file per model), so any
     mix of data files only encodes the texts it has not seen before."""
     unique = sorted(set(texts))
-    memo = EmbeddingMemo(cache_dir, embedder.model_name) if cache_dir else None
+    memo = EmbeddingMemo(cache_dir, embedder.key) if cache_dir else None
     known = memo.load() if memo else {}
     missing = [t for t in unique if t not in known]
     if missing:
@@ -77,9 +77,9 @@ def embed_all(embedder, texts: list[str], cache_dir: str | Path | None = None) -
 
 @dataclass(frozen=True)
 class EmbeddingMemo:
-    """Texts and their vectors in `<folder>/embeddings-<model digest>.npz`."""
+    """Texts and their vectors in `<folder>/embeddings-<digest of the model and precision>.npz`."""
     folder: str | Path
-    model_name: str
+    model_name: str     # Embedder.key
 
     @property
     def path(self) -> Path:

@@ -1,7 +1,8 @@
 """Sentence embeddings (all-MiniLM-L6-v2 through sentence-transformers), off the event loop, micro-batched.
 
 Lookups that arrive while the encoder is busy, or within `max_wait_ms` of each other, share one encode
-call on a single worker thread. The model loads once per process; recent texts are memoised.
+call on a single worker thread, in sub-batches of similar length. The model loads once per process and
+precision; bfloat16 where the CPU multiplies it natively. Recent texts are memoised.
 """
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ import threading
 import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 
 PACKAGED = "packaged:all-minilm-l6-v2"
-_models: dict[str, object] = {}
+PRECISIONS = ("auto", "float32", "bfloat16")
+_models: dict[tuple[str, str], object] = {}
 _models_lock = threading.Lock()
 
 
@@ -25,25 +28,47 @@ def resolve_path(model: str) -> str:
     return model
 
 
-def load_model(model: str = PACKAGED):
-    """The SentenceTransformer for `model`, loaded on first use and shared by the whole process."""
+def native_bf16() -> bool:
+    """Whether this CPU multiplies bfloat16 natively (AVX512-BF16, AMX): there bf16 is ~3x faster than float32
+    and agrees with it to 1e-4 in cosine; elsewhere it is emulated, and slower."""
+    try:
+        flags = set(Path("/proc/cpuinfo").read_text().split())
+    except OSError:
+        return False
+    return bool(flags & {"avx512_bf16", "amx_bf16"})
+
+
+def resolve_precision(precision: str) -> str:
+    if precision not in PRECISIONS:
+        raise ValueError(f"embedder precision must be one of {PRECISIONS}, not {precision!r}")
+    if precision == "auto":
+        return "bfloat16" if native_bf16() else "float32"
+    return precision
+
+
+def load_model(model: str = PACKAGED, precision: str = "float32"):
+    """The SentenceTransformer for `model` in `precision`, loaded on first use and shared by the process."""
     with _models_lock:
-        if model not in _models:
+        if (model, precision) not in _models:
+            import torch
             from sentence_transformers import SentenceTransformer
-            _models[model] = SentenceTransformer(resolve_path(model), device="cpu")
-        return _models[model]
+            loaded = SentenceTransformer(resolve_path(model), device="cpu")
+            _models[model, precision] = loaded.to(getattr(torch, precision))
+        return _models[model, precision]
 
 
 class Embedder:
     def __init__(self, model: str = PACKAGED, max_batch: int = 64, max_wait_ms: float = 2.0,
-                 max_chars: int = 2000, cache_size: int = 4096) -> None:
+                 max_chars: int = 2000, cache_size: int = 4096, precision: str = "auto", threads: int = 1) -> None:
         self.model_name = model
+        self.precision = resolve_precision(precision)
+        self.threads = threads
         self.max_batch = max_batch
         self.max_wait_s = max_wait_ms / 1000
         self.max_chars = max_chars
         self.cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self.cache_size = cache_size
-        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embedder")
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embedder", initializer=self._set_threads)
         self.pending: list[tuple[str, asyncio.Future]] = []
         self.worker: asyncio.Task | None = None
         self.last_arrival = 0.0
@@ -56,25 +81,35 @@ class Embedder:
         model = self.model
         return (getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension)()
 
+    def _set_threads(self) -> None:
+        """Torch threads of the worker thread only (OpenMP's setting is per thread): on shared cores one thread
+        beats two that wait on each other, and the event loop keeps a core."""
+        if self.threads:
+            import torch
+            torch.set_num_threads(self.threads)
+
+    @property
+    def key(self) -> str:
+        """The model and precision: what an embedding memo is keyed by."""
+        return f"{self.model_name}@{self.precision}"
+
     @property
     def model(self):
         if self._model is None:
-            self._model = load_model(self.model_name)
+            self._model = load_model(self.model_name, self.precision)
         return self._model
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        """Unit-norm float32 embeddings, one row per text (blocking; batches of `max_batch`)."""
+        """Unit-norm float32 embeddings, one row per text (blocking). Texts are encoded in sub-batches of
+        similar length, so one long context does not pad a batch of short questions to its length."""
         import torch
-        out = []
+        texts = [t[: self.max_chars] for t in texts]
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
         with torch.inference_mode():
-            for i in range(0, len(texts), self.max_batch):
-                batch = [t[: self.max_chars] for t in texts[i: i + self.max_batch]]
-                features = self.model.preprocess(batch)
-                out.append(self.model.forward(features)["sentence_embedding"].float().numpy())
-        if not out:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = np.concatenate(out)
-        return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+            for rows in length_buckets(texts, self.max_batch):
+                features = self.model.preprocess([texts[r] for r in rows])
+                out[rows] = self.model.forward(features)["sentence_embedding"].float().numpy()
+        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
 
     async def embed(self, texts: list[str]) -> np.ndarray:
         """Embeddings of `texts`, sharing encode calls with concurrent lookups."""
@@ -130,3 +165,16 @@ class Embedder:
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def length_buckets(texts: list[str], max_batch: int, spread: float = 2.0) -> list[list[int]]:
+    """Row indices grouped by length: shortest first, a new group when a text is `spread` times longer than
+    its group's shortest (padding stays under that factor) or the group is full."""
+    groups: list[list[int]] = []
+    for i in sorted(range(len(texts)), key=lambda r: len(texts[r])):
+        group = groups[-1] if groups else None
+        if group is None or len(group) >= max_batch or len(texts[i]) > spread * max(8, len(texts[group[0]])):
+            groups.append([i])
+        else:
+            group.append(i)
+    return groups

@@ -5,7 +5,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from cachegate.app import create_app
-from cachegate.semantic.embedder import load_model
+from cachegate.semantic.embedder import PACKAGED, load_model, resolve_precision
 from tests.gateway.conftest import make_settings
 from tests.support.fake_backend import EchoBackend
 
@@ -13,7 +13,7 @@ from tests.support.fake_backend import EchoBackend
 @pytest.fixture(scope="session", autouse=True)
 def embedding_model():
     """Load MiniLM once; every embedder in the session shares it (load_model memoises per process)."""
-    return load_model()
+    return load_model(PACKAGED, resolve_precision("auto"))
 
 
 @pytest.fixture
