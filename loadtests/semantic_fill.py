@@ -37,12 +37,20 @@ def request(question: str) -> BackendRequest:
     return BackendRequest(model="bench", params=SamplingParams(), messages=[{"role": "user", "content": question}])
 
 
-def make_tier(max_batch: int):
+def make_tier(max_batch: int, precision: str = "auto", threads: int = 1):
     from cachegate.semantic.assemble import build_semantic_store, build_semantic_tier
     from cachegate.settings import load_settings
+    embedder = {"max_batch": max_batch, "cache_size": 0, "precision": precision, "threads": threads}
     settings = load_settings(env={}, overrides={"cache": {"semantic": {
-        "max_entries": 10 ** 8, "max_bytes": 1 << 40, "embedder": {"max_batch": max_batch, "cache_size": 0}}}})
+        "max_entries": 10 ** 8, "max_bytes": 1 << 40, "embedder": embedder}}})
     return build_semantic_tier(settings, build_semantic_store(settings))
+
+
+def use_embedding_memo(folder: str, precision: str) -> None:
+    """Take the stored questions' vectors from an embedding memo (`cachegate eval --embedding-cache`)."""
+    from cachegate.semantic.datasets import EmbeddingMemo
+    from cachegate.semantic.embedder import PACKAGED, resolve_precision
+    _vectors.update(EmbeddingMemo(folder, f"{PACKAGED}@{resolve_precision(precision)}").load())
 
 
 def real_vectors(tier, texts: list[str]) -> np.ndarray:
