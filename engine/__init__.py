@@ -2,10 +2,15 @@
 chat template, sampler, and an asyncio streaming API. Usable without the gateway.
 
 Exports load lazily, so `from engine.sampling_params import SamplingParams` does not import torch.
+OMP_WAIT_POLICY defaults to PASSIVE (when this package loads before torch): on shared cores, OpenMP
+threads that spin-wait for a preempted sibling made a 2-thread decode step ten times slower.
 """
 from __future__ import annotations
 
 import importlib
+import os
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 EXPORTS = {
     "AsyncEngine": "engine.async_engine",

@@ -2,6 +2,9 @@
 
 Templates get `messages`, `tools`, `add_generation_prompt`, the special-token strings, and the helpers
 `raise_exception`, `strftime_now` and a `tojson` filter that keeps non-ASCII text as is.
+A base model (no template of its own, e.g. Gemma 3 270M) gets FALLBACK_TEMPLATE: a plain
+"Question: / Answer:" transcript such models continue well, with FALLBACK_STOP ending the answer
+where the model would start the next question.
 """
 from __future__ import annotations
 
@@ -14,6 +17,17 @@ from jinja2.ext import loopcontrols
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from engine.errors import ChatTemplateError
+
+FALLBACK_TEMPLATE = (
+    "{{ bos_token or '' }}"
+    "{% for m in messages %}"
+    "{% if m['role'] == 'system' %}{{ m['content'] }}\n\n"
+    "{% elif m['role'] == 'user' %}Question: {{ m['content'] }}\n"
+    "{% elif m['role'] == 'assistant' %}Answer: {{ m['content'] }}\n"
+    "{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}Answer:{% endif %}"
+)
+FALLBACK_STOP = ["\nQuestion:"]
 
 
 def raise_exception(message: str) -> None:

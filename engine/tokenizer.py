@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import tokenizers
 
-from engine.chat_template import render_chat
+from engine.chat_template import FALLBACK_STOP, FALLBACK_TEMPLATE, render_chat
 from engine.errors import ChatTemplateError
 
 
@@ -18,6 +18,15 @@ class Tokenizer:
     backend: tokenizers.Tokenizer
     chat_template: str | None = None
     special_tokens: dict[str, str] = field(default_factory=dict)  # bos_token, eos_token, ... -> text
+    chat_stop: list[str] = field(default_factory=list)   # stop strings chat requests add (fallback template)
+
+    @property
+    def has_fallback_template(self) -> bool:
+        return bool(self.chat_stop)
+
+    def use_fallback_template(self) -> None:
+        """For a base model without a template of its own: a plain Question / Answer transcript."""
+        self.chat_template, self.chat_stop = FALLBACK_TEMPLATE, list(FALLBACK_STOP)
 
     @property
     def vocab_size(self) -> int:

@@ -27,3 +27,14 @@ def infer_weight_flags(config: ModelConfig, weights: dict[str, torch.Tensor]) ->
     config.attention_out_bias = "layers.0.attn.o_proj.bias" in weights
     config.qk_norm = config.qk_norm or "layers.0.attn.q_norm.weight" in weights
     config.tie_word_embeddings = config.tie_word_embeddings or "lm_head.weight" not in weights
+
+
+END_OF_TURN = ("<end_of_turn>", "<|eot_id|>", "<|im_end|>", "<|end|>")   # chat formats' turn ends
+
+
+def add_stop_tokens(config: ModelConfig, tokenizer: Tokenizer) -> None:
+    """A chat format's end-of-turn token stops generation like EOS (Gemma files name only <eos>)."""
+    for text in END_OF_TURN:
+        token_id = tokenizer.token_to_id(text)
+        if token_id is not None and token_id not in config.eos_token_ids:
+            config.eos_token_ids.append(token_id)

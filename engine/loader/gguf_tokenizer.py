@@ -1,16 +1,21 @@
-"""Building our `Tokenizer` from a GGUF file's tokenizer.ggml.* metadata (byte-level BPE models).
+"""Building our `Tokenizer` from a GGUF file's tokenizer.ggml.* metadata: byte-level BPE ("gpt2") and
+SentencePiece BPE ("llama", e.g. Gemma; see spm_tokenizer.py).
 
 `tokenizer.ggml.pre` names llama.cpp's pre-tokenizer; each supported name maps to a `tokenizers`
 pre-tokenizer that splits text the same way (smollm: every digit alone, then the GPT-2 regex).
+A rebuilt SentencePiece backend is slow to make, so it is kept as JSON in the cache folder.
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from pathlib import Path
 
 from tokenizers import AddedToken, decoders, models, pre_tokenizers, processors
 from tokenizers import Tokenizer as Backend
 
 from engine.errors import UnsupportedModelError
+from engine.loader.spm_tokenizer import spm_bpe_backend
 from engine.tokenizer import Tokenizer
 
 CONTROL, USER_DEFINED = 3, 4  # llama.cpp token types
@@ -43,8 +48,10 @@ def bpe_backend(tokens: list[str], merges: list[str], pre: str) -> Backend:
 
 def add_special_tokens(backend: Backend, tokens: list[str], token_types: list[int]) -> None:
     """Control tokens become special added tokens, user-defined ones plain added tokens: both match whole."""
-    def added(kind: int, special: bool) -> list[AddedToken]:
-        ids = [i for i, t in enumerate(token_types) if t == kind]
+    vocab = backend.get_vocab()
+
+    def added(kind: int, special: bool) -> list[AddedToken]:   # only tokens the vocabulary spells so
+        ids = [i for i, t in enumerate(token_types) if t == kind and tokens[i] in vocab]
         return [AddedToken(tokens[i], special=special, normalized=False) for i in ids]
 
     backend.add_special_tokens(added(CONTROL, special=True))
@@ -72,14 +79,30 @@ def special_tokens(meta: dict, tokens: list[str]) -> dict[str, tuple[str, int]]:
     return found
 
 
-def build_gguf_tokenizer(meta: dict) -> Tokenizer:
-    """meta: GGUF key -> python value (only tokenizer.* keys are read)."""
+def build_backend(meta: dict, cache_file: Path | None) -> Backend:
     kind = meta.get("tokenizer.ggml.model")
-    if kind != "gpt2":
-        raise UnsupportedModelError(f"GGUF tokenizer model {kind!r} is not supported yet (only BPE 'gpt2')")
     tokens, types = meta["tokenizer.ggml.tokens"], meta.get("tokenizer.ggml.token_type", [])
-    backend = bpe_backend(tokens, meta["tokenizer.ggml.merges"], meta.get("tokenizer.ggml.pre", "default"))
+    if kind == "gpt2":
+        backend = bpe_backend(tokens, meta["tokenizer.ggml.merges"], meta.get("tokenizer.ggml.pre", "default"))
+    elif kind == "llama":
+        if cache_file is not None and cache_file.is_file():
+            return Backend.from_file(str(cache_file))
+        backend = spm_bpe_backend(tokens)
+    else:
+        raise UnsupportedModelError(f"GGUF tokenizer model {kind!r} is not supported (have 'gpt2', 'llama')")
     add_special_tokens(backend, tokens, types)
+    if kind == "llama" and cache_file is not None:
+        tmp = cache_file.with_suffix(f".{os.getpid()}.tmp")
+        backend.save(str(tmp))
+        os.replace(tmp, cache_file)
+    return backend
+
+
+def build_gguf_tokenizer(meta: dict, cache_file: Path | None = None) -> Tokenizer:
+    """meta: GGUF key -> python value (only tokenizer.* keys are read); `cache_file`: where a rebuilt
+    SentencePiece backend is saved / read back."""
+    tokens = meta["tokenizer.ggml.tokens"]
+    backend = build_backend(meta, cache_file)
     special = special_tokens(meta, tokens)
     bos = special.get("bos_token") if meta.get("tokenizer.ggml.add_bos_token") else None
     eos = special.get("eos_token") if meta.get("tokenizer.ggml.add_eos_token") else None

@@ -5,6 +5,9 @@ own KV pool and scheduler settings around one shared copy of the model.
 from __future__ import annotations
 
 import os
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")   # before torch loads OpenMP (see engine/__init__.py)
+
 from pathlib import Path
 
 import pytest
