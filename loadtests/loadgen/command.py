@@ -111,9 +111,8 @@ def write(report: dict[str, Any], run_, rows: list[dict[str, Any]], out: Path) -
     with (out / f"{stem}-results.jsonl").open("w") as f:
         for r in run_.results:
             f.write(json.dumps(asdict(r)) + "\n")
-    files.append(str(out / f"{stem}-results.jsonl"))
-    files.append(str(out / f"{stem}.json"))
-    (out / f"{stem}.json").write_text(json.dumps(report | {"timeline": rows}, indent=1))
+    files += [str(out / f"{stem}-results.jsonl"), str(out / f"{stem}.json")]
+    (out / f"{stem}.json").write_text(json.dumps(report | {"files": files, "timeline": rows}, indent=1))
     return files
 
 

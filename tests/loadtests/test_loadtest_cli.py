@@ -52,7 +52,9 @@ def test_a_short_open_loop_run_reports_counts_that_add_up(capsys, tmp_path):
     for name in ("customer-service.json", "customer-service-latency-cdf.png", "customer-service-hit-rate.png",
                  "customer-service-throughput.png", "customer-service-results.jsonl"):
         assert (tmp_path / name).stat().st_size > 0
-    assert json.loads((tmp_path / "customer-service.json").read_text())["requests"] == r["requests"]
+    saved = json.loads((tmp_path / "customer-service.json").read_text())
+    assert saved["requests"] == r["requests"] and saved["files"] == r["files"]
+    assert sum(row["answered"] for row in saved["timeline"]) == r["answered"]
 
 
 def test_max_requests_stops_the_run_by_itself(gateway, capsys, tmp_path):
