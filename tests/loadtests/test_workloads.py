@@ -100,3 +100,13 @@ def test_mixed_chat_rarely_repeats():
     assert len(distinct) / len(drawn) > 0.7
     assert len(distinct) < len(drawn)                    # but some questions do come back
 
+
+
+def test_paraphrase_pairs_are_balanced_and_labelled_by_intent(support, tmp_path):
+    from loadtests.workloads.pairs import pairs, write
+    owner = {p: i.id for i in support.intents for p in i.paraphrases}
+    rows = list(pairs())
+    assert sum(label for _, _, label in rows) * 2 == len(rows) == 6 * len(support.intents)
+    assert all((owner[a] == owner[b]) == bool(label) and a != b for a, b, label in rows)
+    assert write(str(tmp_path / "pairs.csv")) == len(rows)
+    assert (tmp_path / "pairs.csv").read_text().splitlines()[0] == "question1,question2,is_duplicate"
