@@ -1,13 +1,14 @@
 """`cachegate engine`: one engine as its own OpenAI-compatible server, with no cache in front of it.
 
 It is the gateway app with one in-process model and both cache tiers off, so an engine process speaks
-exactly the API (errors, streaming, usage) the gateway's upstream backend expects.
+exactly the API (errors, streaming, usage) the gateway's upstream backend expects. `GET /engine/stats`
+adds the engine's own figures: KV blocks (total, free, cached, in use), prefix hit rate, running and
+waiting requests, preemptions, recent TTFT / TPOT medians.
 """
 from __future__ import annotations
 
 import argparse
 
-from cachegate.serve import serve
 from cachegate.settings import Settings
 
 
@@ -24,7 +25,32 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return serve(engine_settings(args))
+    import logging
+
+    import uvicorn
+    settings = engine_settings(args)
+    logging.basicConfig(level=settings.server.log_level.upper(),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    uvicorn.run(create_engine_app(settings), host=settings.server.host, port=settings.server.port,
+                log_level=settings.server.log_level, timeout_graceful_shutdown=5)
+    return 0
+
+
+def create_engine_app(settings: Settings):
+    """The gateway app (caches off) plus `GET /engine/stats`."""
+    from fastapi import Request
+
+    from cachegate.app import create_app
+    app = create_app(settings)
+
+    @app.get("/engine/stats", include_in_schema=False)
+    async def engine_stats(http: Request) -> dict:
+        backends = http.app.state.services.gateway.backends
+        return {name: [getattr(r, "backend", r).engine_stats() for r in getattr(b, "replicas", [b])
+                       if hasattr(getattr(r, "backend", r), "engine_stats")]
+                for name, b in backends.items()}
+
+    return app
 
 
 def engine_settings(args: argparse.Namespace) -> Settings:

@@ -178,7 +178,10 @@ class AdminSettings(Section):
 class Settings(Section):
     server: ServerSettings = ServerSettings()
     models: list[ModelSettings] = Field(
-        default_factory=lambda: [ModelSettings(name="smollm2-135m-instruct")], min_length=1
+        default_factory=lambda: [
+            ModelSettings(name="smollm2-135m-instruct"),
+            ModelSettings(name="gemma3-270m", tier="large", path="packaged:gemma3-270m"),
+        ], min_length=1
     )
     routing: RoutingSettings = RoutingSettings()
     cache: CacheSettings = CacheSettings()

@@ -168,6 +168,11 @@ class LLMEngine:
         for table in (self.seqs, self.processors, self.generators):
             table.pop(seq.seq_id, None)
 
+    def reset_prefix_cache(self) -> int:
+        """Evict every cached block no request uses (benchmarks start cold with it); returns how many."""
+        cache = self.blocks.cache
+        return cache.evict(cache.evictable_blocks) if cache is not None else 0
+
     def stats(self) -> dict:
         return self.counters.snapshot(self.blocks.usage(), self.blocks.block_size, self.num_running,
                                       self.num_waiting, self.scheduler.num_preemptions)

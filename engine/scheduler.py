@@ -97,17 +97,40 @@ class Scheduler:
         return True
 
     def admit(self, batch: ScheduledBatch, budget: int) -> None:
-        while self.waiting and budget > 0:
-            seq = self.waiting[0]
+        """Waiting requests in order while the budget lasts; one that shares a prefix with a prompt still
+        being computed waits for it (then reuses its blocks instead of computing them twice)."""
+        prefilling = [s for s in self.running if s.in_prefill]
+        for seq in list(self.waiting):
+            if budget <= 0:
+                return
+            if self.waits_for_shared_prefix(seq, prefilling):
+                continue
             if not self.try_admit(seq, batch):
                 return
-            self.waiting.pop(0)
+            self.waiting.remove(seq)
             seq.status = Status.RUNNING
             bisect.insort(self.running, seq, key=Sequence.sort_key)
             n = min(seq.num_uncomputed_tokens, budget)
             batch.extends.append((seq, n))
             batch.admitted.append(seq)
+            prefilling.append(seq)
             budget -= n
+
+    def waits_for_shared_prefix(self, seq: Sequence, prefilling: list[Sequence]) -> bool:
+        """True if a request in prefill will compute blocks of `seq`'s prompt that are not cached yet."""
+        if self.blocks.cache is None:
+            return False
+        bs, salt = self.blocks.block_size, self.blocks.salt(seq)
+        usable = (seq.num_tokens - 1) // bs                      # blocks a match may ever cover
+        for other in prefilling:
+            if self.blocks.salt(other) == salt and other.num_cached_blocks < usable:
+                shared = 0
+                while shared < usable and seq.token_ids[shared * bs:(shared + 1) * bs] == \
+                        other.token_ids[shared * bs:(shared + 1) * bs]:
+                    shared += 1
+                if shared > other.num_cached_blocks:
+                    return True
+        return False
 
     def try_admit(self, seq: Sequence, batch: ScheduledBatch) -> bool:
         """Room (a seat and blocks) for a waiting request, preempting lower-priority ones if need be."""

@@ -1,91 +1,119 @@
-"""`bench_engine`: our engine against transformers on the same GGUF, same prompts, same greedy settings,
-measured side by side in one run: load time, prefill (time to first token), decode tokens/s, total.
+"""`cachegate bench engine`: the serving engine against transformers on the same GGUF (SmolLM2), same
+token ids for every side, greedy, a fixed number of new tokens (EOS ignored), torch threads pinned,
+one warm-up, the median of repeated runs.
 
-Both generate exactly N new tokens (EOS ignored) so the work is equal; greedy ids are compared up to the
-first EOS as a check (past it transformers' min_new_tokens masks EOS while we keep it).
-Prints JSON and a table, draws a PNG when matplotlib is importable.
-Run: `python -m loadtests.bench_engine [--quick] [--dtypes float32,float16] [--new-tokens 64]`.
+Figures (JSON keys): `throughput_ratio_vs_hf` (16 concurrent requests through the engine ÷ transformers
+`generate` one request after another, target >= 6), `batched_ratio_vs_hf` (÷ transformers on the 16
+prompts as one left-padded batch, >= 1), `decode_latency_ratio_vs_hf` (time per output token at batch 1,
+<= 1.1), `prefix_ttft_ratio` (TTFT with a cached 1024-token prefix ÷ cold, <= 0.1), and
+`shared_prefix_speedup` (groups of requests sharing a system prompt: throughput with the prefix cache
+on ÷ off). Prints a table (or, with --json, one JSON line), writes bench_engine.json and a PNG.
 """
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
+import random
 import statistics
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")   # before torch: see engine/__init__.py
 
 import torch
 
-PROMPTS = {  # name -> chat messages, or a plain string for a completion prompt
-    "short_chat": [{"role": "user", "content": "What is the capital of France?"}],
-    "code": [{"role": "user", "content": "Write a Python function that merges two sorted lists."}],
-    "long_chat": [
-        {"role": "system", "content": "You are a meticulous support agent for an online bookshop. " * 6},
-        {"role": "user", "content": "My order #48213 arrived with a torn cover and a missing bookmark. "
-                                    "I paid 23.50 EUR. What are my options for a refund or a replacement? "
-                                    * 3},
-    ],
-    "completion": "The three most important ideas in the history of science are",
-}
-QUICK = ("short_chat", "code")
+TARGETS = {"throughput_ratio_vs_hf": (">=", 6.0), "batched_ratio_vs_hf": (">=", 1.0),
+           "decode_latency_ratio_vs_hf": ("<=", 1.1), "prefix_ttft_ratio": ("<=", 0.1)}
+TOPICS = ["a refund for a torn book cover", "shipping to Norway", "a gift card that does not work",
+          "the opening hours on Sunday", "a recommendation for a mystery novel", "a missing bookmark",
+          "an order that arrived twice", "changing the delivery address", "a discount for students",
+          "the difference between paperback and hardcover", "a signed first edition", "e-book formats",
+          "a late delivery", "a damaged parcel", "loyalty points", "a wrong invoice"]
 
 
 @dataclass
-class Run:
-    backend: str
-    dtype: str
-    prompt: str
-    prompt_tokens: int
+class Plan:
+    """How big each part of the run is (quick or full)."""
     new_tokens: int
-    prefill_s: float       # request start -> first new token
-    decode_tok_s: float    # tokens after the first, per second
-    total_s: float
-    ids: list[int]
+    repeats: int
+    prompt_words: tuple[int, int]   # words per request prompt, min and max
+    prefix_tokens: int              # the cached prefix of the TTFT test
+    groups: int                     # shared-prefix workload: groups x per_group requests
+    per_group: int
+    system_tokens: int
+
+
+QUICK = Plan(new_tokens=16, repeats=1, prompt_words=(8, 40), prefix_tokens=1024, groups=4, per_group=4,
+             system_tokens=128)
+FULL = Plan(new_tokens=64, repeats=3, prompt_words=(20, 120), prefix_tokens=1024, groups=8, per_group=8,
+            system_tokens=512)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default="smollm2-135m-instruct", help="packaged name or .gguf path")
-    p.add_argument("--quick", action="store_true", help="2 prompts, 16 new tokens, float32 only")
-    p.add_argument("--new-tokens", type=int, default=64)
-    p.add_argument("--repeats", type=int, default=3, help="runs per prompt and backend; the median is kept")
-    p.add_argument("--dtypes", default="float32,float16", help="comma-separated, run for both backends")
+    p.add_argument("--quick", action="store_true", help="small sizes, one run each (about a minute)")
+    p.add_argument("--threads", type=int, default=1, help="torch threads, pinned for both sides")
+    p.add_argument("--new-tokens", type=int, help="tokens generated per request (default 16 quick, 64 full)")
+    p.add_argument("--repeats", type=int, help="runs per measurement; the median is kept (1 quick, 3 full)")
     p.add_argument("--out", default="bench-engine", help="folder for the JSON and the PNG")
     p.add_argument("--json", action="store_true", help="print one JSON line instead of the table")
 
 
-def prompt_ids(tokenizer, prompt) -> list[int]:
-    return tokenizer.encode(prompt) if isinstance(prompt, str) else tokenizer.apply_chat_template(prompt)
+# -- workloads: token ids shared by both sides -----------------------------------------------------
+
+def request_prompts(tokenizer, plan: Plan, seed: int) -> list[list[int]]:
+    """16 support questions of mixed length, as token ids."""
+    rng = random.Random(seed)
+    words = " ".join(TOPICS).split()
+    prompts = []
+    for topic in TOPICS:
+        filler = " ".join(rng.choices(words, k=rng.randint(*plan.prompt_words)))
+        prompts.append(tokenizer.encode(f"Customer ({seed}) asks about {topic}. Context: {filler}. Reply:"))
+    return prompts
 
 
-def timed_run(backend: str, dtype: str, name: str, ids: list[int], tokens: list[int], stamps: list[float],
-              start: float) -> Run:
-    """stamps: when each new token arrived; start: when the request was made."""
-    n = len(stamps)
-    assert n == len(tokens) > 0
-    decode_s = stamps[-1] - stamps[0]
-    decode_tok_s = (n - 1) / decode_s if n > 1 and decode_s > 0 else 0.0
-    return Run(backend, dtype, name, len(ids), n, stamps[0] - start, decode_tok_s, stamps[-1] - start, tokens)
+def text_of_tokens(tokenizer, n: int, seed: int) -> list[int]:
+    """A document-like prefix of exactly n token ids."""
+    rng = random.Random(seed)
+    words = " ".join(TOPICS).split()
+    ids: list[int] = []
+    while len(ids) < n:
+        ids += tokenizer.encode(" ".join(rng.choices(words, k=64)) + ".\n")
+    return ids[:n]
 
 
-async def engine_generate(engine, ids: list[int], n: int) -> tuple[list[int], list[float], float]:
+# -- the engine side -------------------------------------------------------------------------------
+
+def engine_run(engine, prompts: list[list[int]], n: int) -> tuple[float, list[list[int]]]:
+    """All prompts at once (continuous batching), from a cold prefix cache: (seconds, token ids)."""
     from engine.sampling_params import SamplingParams
-    params = SamplingParams(max_tokens=n, temperature=0, ignore_eos=True)
-    tokens, stamps = [], []
+    engine.reset_prefix_cache()
     start = time.perf_counter()
-    async for out in engine.generate(ids, params):
-        tokens += out.token_ids
-        stamps.append(time.perf_counter())
-    return tokens, stamps, start
+    outs = engine.generate_many(prompts, SamplingParams(max_tokens=n, temperature=0, ignore_eos=True))
+    return time.perf_counter() - start, [o.token_ids for o in outs]
 
+
+def engine_single(engine, ids: list[int], n: int, cold: bool = True) -> tuple[float, float]:
+    """One request: (TTFT s, time per output token after the first s)."""
+    from engine.sampling_params import SamplingParams
+    from engine.sequence import Sequence
+    if cold:
+        engine.reset_prefix_cache()
+    seq = Sequence(ids, SamplingParams(max_tokens=n, temperature=0, ignore_eos=True))
+    stamps = [time.perf_counter()]
+    for _ in engine.stream(seq):
+        stamps.append(time.perf_counter())
+    return stamps[1] - stamps[0], (stamps[-1] - stamps[1]) / max(1, n - 1)
+
+
+# -- the transformers side -------------------------------------------------------------------------
 
 class Stamps:
-    """A transformers streamer that only notes when each new token arrives (the first put is the prompt)."""
+    """A transformers streamer that notes when each new token arrives (its first put is the prompt)."""
     def __init__(self) -> None:
         self.times: list[float] = []
         self.seen_prompt = False
@@ -98,89 +126,126 @@ class Stamps:
     def end(self) -> None: ...
 
 
-def hf_generate(model, ids: list[int], n: int) -> tuple[list[int], list[float], float]:
-    streamer, x = Stamps(), torch.tensor([ids])
-    start = time.perf_counter()
+def hf_generate(model, batch: list[list[int]], n: int, streamer=None) -> list[list[int]]:
+    """Greedy, exactly n new tokens; a batch is left-padded (pad id 0) under an attention mask."""
+    width = max(len(ids) for ids in batch)
+    x = torch.tensor([[0] * (width - len(ids)) + ids for ids in batch])
+    mask = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for ids in batch])
     with torch.inference_mode():
-        out = model.generate(input_ids=x, attention_mask=torch.ones_like(x), max_new_tokens=n,
-                             min_new_tokens=n, do_sample=False, streamer=streamer)
-    return out[0, len(ids):].tolist(), streamer.times, start
+        out = model.generate(input_ids=x, attention_mask=mask, max_new_tokens=n, min_new_tokens=n,
+                             do_sample=False, pad_token_id=0, streamer=streamer)
+    return out[:, width:].tolist()
 
 
-def median_run(runs: list[Run]) -> Run:
-    return sorted(runs, key=lambda r: r.total_s)[len(runs) // 2]
+def hf_sequential(model, prompts, n) -> tuple[float, list[list[int]]]:
+    start = time.perf_counter()
+    ids = [hf_generate(model, [p], n)[0] for p in prompts]
+    return time.perf_counter() - start, ids
 
 
-def load_backends(model: str, dtype: str) -> tuple[object, object, dict]:
-    from transformers import AutoModelForCausalLM
-
-    from engine import AsyncEngine
-    from engine.loader import resolve_model_path
-    t0 = time.perf_counter()
-    engine = AsyncEngine.from_pretrained(model, dtype=dtype)
-    t1 = time.perf_counter()
-    path = resolve_model_path(model)
-    hf = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=getattr(torch, dtype))
-    hf.eval()
-    t2 = time.perf_counter()
-    return engine, hf, {"engine": t1 - t0, "transformers": t2 - t1}
+def hf_batched(model, prompts, n) -> float:
+    start = time.perf_counter()
+    hf_generate(model, prompts, n)
+    return time.perf_counter() - start
 
 
-def bench_dtype(args: argparse.Namespace, dtype: str, names: list[str], n: int) -> tuple[list[Run], dict]:
-    engine, hf, load_s = load_backends(args.model, dtype)
-    runs = []
+def hf_single(model, ids: list[int], n: int) -> tuple[float, float]:
+    stamps = Stamps()
+    start = time.perf_counter()
+    hf_generate(model, [ids], n, streamer=stamps)
+    return stamps.times[0] - start, (stamps.times[-1] - stamps.times[0]) / max(1, n - 1)
+
+
+# -- measurements ----------------------------------------------------------------------------------
+
+def median(runs: list[float]) -> float:
+    return statistics.median(runs)
+
+
+def throughput(engine, hf, tokenizer, plan: Plan) -> dict:
+    n, total = plan.new_tokens, len(TOPICS) * plan.new_tokens
+    engine_s, hf_seq_s, hf_batch_s, same = [], [], [], 0
+    for r in range(plan.repeats):                 # fresh prompts each repeat; both sides get the same ids
+        prompts = request_prompts(tokenizer, plan, seed=r)
+        seconds, ours = engine_run(engine, prompts, n)
+        engine_s.append(seconds)
+        seconds, theirs = hf_sequential(hf, prompts, n)
+        hf_seq_s.append(seconds)
+        hf_batch_s.append(hf_batched(hf, prompts, n))
+        same = sum(a == b for a, b in zip(ours, theirs))
+    return {"engine_concurrent_tok_s": total / median(engine_s), "hf_sequential_tok_s": total / median(hf_seq_s),
+            "hf_batched_tok_s": total / median(hf_batch_s), "same_greedy_ids": f"{same}/{len(TOPICS)}",
+            "mean_prompt_tokens": round(statistics.mean(len(p) for p in prompts), 1)}
+
+
+def latency(engine, hf, tokenizer, plan: Plan) -> dict:
+    ids = request_prompts(tokenizer, plan, seed=99)[0]
+    ours = [engine_single(engine, ids, plan.new_tokens)[1] for _ in range(plan.repeats)]
+    theirs = [hf_single(hf, ids, plan.new_tokens)[1] for _ in range(plan.repeats)]
+    return {"engine_tpot_ms": 1000 * median(ours), "hf_tpot_ms": 1000 * median(theirs)}
+
+
+def prefix_ttft(engine, tokenizer, plan: Plan) -> dict:
+    prefix = text_of_tokens(tokenizer, plan.prefix_tokens, seed=7)
+    cold, warm = [], []
+    for r in range(plan.repeats):
+        question = tokenizer.encode(f" Question {r}: what does the document above say about gift cards?")
+        cold.append(engine_single(engine, prefix + question, 2, cold=True)[0])
+        engine_single(engine, prefix + tokenizer.encode(f" Another question {r}?"), 1, cold=True)  # caches it
+        warm.append(engine_single(engine, prefix + question, 2, cold=False)[0])
+    return {"cold_ttft_ms": 1000 * median(cold), "cached_ttft_ms": 1000 * median(warm)}
+
+
+def shared_prefix(engine, tokenizer, plan: Plan) -> dict:
+    prompts = []
+    for g in range(plan.groups):
+        system = text_of_tokens(tokenizer, plan.system_tokens, seed=100 + g)
+        prompts += [system + tokenizer.encode(f" Q{i}: {TOPICS[i % len(TOPICS)]}?") for i in range(plan.per_group)]
+    total, out, counters = len(prompts) * plan.new_tokens, {}, engine.counters
+    before = (counters.prompt_tokens, counters.cached_prompt_tokens)
+    out["shared_prefix_on_tok_s"] = total / median(
+        [engine_run(engine, prompts, plan.new_tokens)[0] for _ in range(plan.repeats)])
+    out["shared_prefix_hit_rate"] = ((counters.cached_prompt_tokens - before[1])
+                                     / (counters.prompt_tokens - before[0]))
+    engine.reset_prefix_cache()
+    cache, engine.blocks.cache = engine.blocks.cache, None          # the same engine, prefix cache off
     try:
-        warm = prompt_ids(engine.tokenizer, PROMPTS["short_chat"])
-        asyncio.run(engine_generate(engine, warm, 4))
-        hf_generate(hf, warm, 4)
-        for name in names:                       # side by side, prompt by prompt
-            ids = prompt_ids(engine.tokenizer, PROMPTS[name])
-            ours, theirs = [], []
-            for _ in range(args.repeats):            # alternate, so drift on a shared machine hits both
-                ours.append(timed_run("engine", dtype, name, ids,
-                                      *asyncio.run(engine_generate(engine, ids, n))))
-                theirs.append(timed_run("transformers", dtype, name, ids, *hf_generate(hf, ids, n)))
-            runs += [median_run(ours), median_run(theirs)]
+        out["shared_prefix_off_tok_s"] = total / median(
+            [engine_run(engine, prompts, plan.new_tokens)[0] for _ in range(plan.repeats)])
     finally:
-        asyncio.run(engine.shutdown())
-    return runs, load_s
+        engine.blocks.cache = cache
+    return out
 
 
-def same_until_eos(ours: list[int], theirs: list[int], eos: int = 2) -> bool:
-    k = ours.index(eos) if eos in ours else len(ours)
-    return ours[:k] == theirs[:k]
+# -- report ----------------------------------------------------------------------------------------
+
+def ratios(f: dict) -> dict:
+    return {
+        "throughput_ratio_vs_hf": f["engine_concurrent_tok_s"] / f["hf_sequential_tok_s"],
+        "batched_ratio_vs_hf": f["engine_concurrent_tok_s"] / f["hf_batched_tok_s"],
+        "decode_latency_ratio_vs_hf": f["engine_tpot_ms"] / f["hf_tpot_ms"],
+        "prefix_ttft_ratio": f["cached_ttft_ms"] / f["cold_ttft_ms"],
+        "shared_prefix_speedup": f["shared_prefix_on_tok_s"] / f["shared_prefix_off_tok_s"],
+    }
 
 
-def summarize(runs: list[Run], loads: dict) -> dict:
-    summary = {}
-    for backend, dtype in dict.fromkeys((r.backend, r.dtype) for r in runs):
-        mine = [r for r in runs if (r.backend, r.dtype) == (backend, dtype)]
-        summary[f"{backend}/{dtype}"] = {
-            "load_s": round(loads[dtype][backend], 2),
-            "prefill_ms": round(1000 * statistics.mean(r.prefill_s for r in mine), 1),
-            "decode_tok_s": round(statistics.mean(r.decode_tok_s for r in mine), 1),
-            "total_s": round(sum(r.total_s for r in mine), 2),
-        }
-    for dtype in loads:
-        pairs = [(a, b) for a in runs for b in runs if a.dtype == b.dtype == dtype and a.prompt == b.prompt
-                 and (a.backend, b.backend) == ("engine", "transformers")]
-        same = sum(same_until_eos(a.ids, b.ids) for a, b in pairs)
-        summary[f"engine/{dtype}"]["same_greedy_ids"] = f"{same}/{len(pairs)}"
-    return summary
+def met(key: str, value: float) -> bool:
+    op, target = TARGETS[key]
+    return value >= target if op == ">=" else value <= target
+
+
+def rounded(d: dict) -> dict:
+    return {k: round(v, 3) if isinstance(v, float) else v for k, v in d.items()}
 
 
 def table(result: dict) -> str:
-    head = f"{'backend/dtype':<22}{'load s':>8}{'prefill ms':>12}{'decode tok/s':>14}{'total s':>9}  same ids"
-    lines = [head, "-" * len(head)]
-    for key, s in result["summary"].items():
-        lines.append(f"{key:<22}{s['load_s']:>8}{s['prefill_ms']:>12}{s['decode_tok_s']:>14}"
-                     f"{s['total_s']:>9}  {s.get('same_greedy_ids', '')}")
-    lines.append("")
-    lines.append(f"{'prompt':<12}{'tokens':>7}  " + "  ".join(f"{k:>22}" for k in result["summary"]))
-    for name in dict.fromkeys(r["prompt"] for r in result["runs"]):
-        rows = {f"{r['backend']}/{r['dtype']}": r for r in result["runs"] if r["prompt"] == name}
-        cells = [f"{1000 * rows[k]['prefill_s']:>8.0f} ms {rows[k]['decode_tok_s']:>6.1f} t/s" for k in rows]
-        lines.append(f"{name:<12}{next(iter(rows.values()))['prompt_tokens']:>7}  " + "  ".join(cells))
+    lines = [f"{'ratio':<30}{'value':>9}  target", "-" * 50]
+    for key, value in result["ratios"].items():
+        target = " ".join(map(str, TARGETS[key])) if key in TARGETS else ""
+        mark = ("ok" if met(key, value) else "MISSED") if key in TARGETS else ""
+        lines.append(f"{key:<30}{value:>9.3f}  {target} {mark}")
+    lines += ["", f"{'figure':<30}{'value':>12}", "-" * 42]
+    lines += [f"{key:<30}{value!s:>12}" for key, value in result["figures"].items()]
     return "\n".join(lines)
 
 
@@ -191,44 +256,70 @@ def plot(result: dict, path: Path) -> str:
         return "matplotlib is not installed: no plot"
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    keys = list(result["summary"])
-    colors = ["tab:green" if k.startswith("engine") else "tab:grey" for k in keys]
-    fig, axes = plt.subplots(1, 3, figsize=(13, 4))
-    panels = (("prefill_ms", "prefill (ms, lower is better)"),
-              ("decode_tok_s", "decode tokens/s (higher is better)"),
-              ("total_s", "total s over all prompts (lower is better)"))
-    for ax, (metric, label) in zip(axes, panels, strict=True):
-        ax.bar(keys, [result["summary"][k][metric] for k in keys], color=colors)
-        ax.set_title(label)
-        ax.tick_params(axis="x", rotation=30)
-    fig.suptitle(f"engine vs transformers, {result['model']}, {result['new_tokens']} new tokens, "
-                 f"{result['cpus']} CPUs")
+    f = result["figures"]
+    panels = [
+        ("output tokens/s, 16 requests", {"engine\n(concurrent)": f["engine_concurrent_tok_s"],
+                                          "HF\nsequential": f["hf_sequential_tok_s"],
+                                          "HF\npadded batch": f["hf_batched_tok_s"]}),
+        ("ms per output token, batch 1", {"engine": f["engine_tpot_ms"], "HF": f["hf_tpot_ms"]}),
+        (f"TTFT ms, {result['plan']['prefix_tokens']}-token prefix", {"cold": f["cold_ttft_ms"],
+                                                                       "cached": f["cached_ttft_ms"]}),
+        ("shared-prefix tokens/s", {"cache on": f["shared_prefix_on_tok_s"], "cache off": f["shared_prefix_off_tok_s"]}),
+    ]
+    fig, axes = plt.subplots(1, len(panels), figsize=(16, 4))
+    for ax, (title, bars) in zip(axes, panels, strict=True):
+        ax.bar(list(bars), list(bars.values()), color=["tab:green"] + ["tab:grey"] * (len(bars) - 1))
+        ax.set_title(title)
+    summary = ", ".join(f"{k.replace('_vs_hf', '')} {v:.2f}" for k, v in result["ratios"].items())
+    fig.suptitle(f"engine vs transformers, {result['model']}, {result['threads']} thread(s): {summary}", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return f"plot: {path}"
 
 
+def load(model: str):
+    from transformers import AutoModelForCausalLM
+
+    from engine.llm_engine import LLMEngine
+    from engine.loader import resolve_model_path
+    engine = LLMEngine.from_pretrained(model, num_kv_blocks=1024, max_num_batched_tokens=512, max_num_seqs=64)
+    path = resolve_model_path(model)
+    hf = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=torch.float32).eval()
+    return engine, hf
+
+
+def warm_up(engine, hf, tokenizer) -> None:
+    ids = tokenizer.encode("Warm-up: hello there, how are you today?")
+    engine_run(engine, [ids, ids[:-2]], 4)
+    hf_generate(hf, [ids, ids[:-2]], 4)
+    hf_generate(hf, [ids], 4)
+
+
 def run(args: argparse.Namespace) -> int:
-    names = list(QUICK if args.quick else PROMPTS)
-    n = 16 if args.quick else args.new_tokens
-    args.repeats = 1 if args.quick else args.repeats
-    dtypes = ["float32"] if args.quick else args.dtypes.split(",")
-    runs, loads = [], {}
-    for dtype in dtypes:
-        dtype_runs, loads[dtype] = bench_dtype(args, dtype, names, n)
-        runs += dtype_runs
-    result = {"model": args.model, "new_tokens": n, "repeats": args.repeats, "cpus": os.cpu_count(),
-              "torch_threads": torch.get_num_threads(), "summary": summarize(runs, loads),
-              "runs": [asdict(r) for r in runs]}
+    torch.set_num_threads(args.threads)
+    plan = QUICK if args.quick else FULL
+    plan = Plan(**{**plan.__dict__, "new_tokens": args.new_tokens or plan.new_tokens,
+                   "repeats": args.repeats or plan.repeats})
+    started = time.perf_counter()
+    engine, hf = load(args.model)
+    tokenizer = engine.tokenizer
+    warm_up(engine, hf, tokenizer)
+    figures = {}
+    for part in (throughput(engine, hf, tokenizer, plan), latency(engine, hf, tokenizer, plan),
+                 prefix_ttft(engine, tokenizer, plan), shared_prefix(engine, tokenizer, plan)):
+        figures |= part
+    engine.check_integrity()
+    result = {"model": args.model, "quick": args.quick, "threads": args.threads, "cpus": os.cpu_count(),
+              "load_avg": round(os.getloadavg()[0], 2), "plan": plan.__dict__,
+              "ratios": rounded(ratios(figures)), "figures": rounded(figures),
+              "seconds": round(time.perf_counter() - started, 1)}
+    result |= result["ratios"]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "bench_engine.json").write_text(json.dumps(result, indent=1))
     note = plot(result, out / "bench_engine.png")
-    if args.json:
-        print(json.dumps(result))
-    else:
-        print(f"{json.dumps(result['summary'])}\n\n{table(result)}\n\n{note}")
+    print(json.dumps(result) if args.json else f"{json.dumps(result)}\n\n{table(result)}\n\n{note}")
     return 0
 
 

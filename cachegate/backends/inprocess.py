@@ -1,7 +1,9 @@
 """The in-process backend: the gateway's own engine, loaded into this process from a model spec.
 
 Turns a `BackendRequest` into prompt token ids (the model's chat template or plain text), fits
-`max_tokens` to the context, and streams the engine's outputs as `Chunk`s.
+`max_tokens` to the context, and streams the engine's outputs as `Chunk`s. A base model without a
+chat template of its own answers chat requests through the engine's fallback transcript, whose stop
+string is added here. `engine_stats()` merges the engine's KV, prefix-reuse and latency figures.
 """
 from __future__ import annotations
 
@@ -42,7 +44,7 @@ class InProcessBackend:
 
     async def generate(self, request: BackendRequest) -> AsyncIterator[Chunk]:
         prompt_ids = self.prompt_ids(request)
-        params = self.fit_to_context(request, len(prompt_ids))
+        params = self.with_chat_stop(request, self.fit_to_context(request, len(prompt_ids)))
         try:
             async for out in self.engine.generate(prompt_ids, params, request_id=request.request_id,
                                                   tenant=request.tenant, priority=request.priority):
@@ -64,6 +66,13 @@ class InProcessBackend:
         except Exception as exc:  # the model's own template rejects the conversation (e.g. role order)
             raise InvalidRequest(f"The conversation does not fit the model's chat template: {exc}",
                                  param="messages") from exc
+
+    def with_chat_stop(self, request: BackendRequest, params):
+        """Chat on a base model: end the answer where the fallback transcript's next question starts."""
+        extra = getattr(self.engine.tokenizer, "chat_stop", None) if request.messages is not None else None
+        if not extra:
+            return params
+        return type(params)(**{**params.__dict__, "stop": list(dict.fromkeys([*params.stop, *extra]))})
 
     def fit_to_context(self, request: BackendRequest, prompt_len: int):
         params = request.params

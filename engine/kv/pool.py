@@ -16,7 +16,9 @@ class KVPool:
         assert num_blocks > 0 and block_size > 0
         self.num_blocks, self.block_size = num_blocks, block_size
         shape = (cfg.num_layers, 2, num_blocks, block_size, cfg.num_kv_heads, cfg.head_dim)
-        self.kv = torch.zeros(shape, dtype=dtype, device=device)    # zeros: unwritten slots read finite
+        # written through up front (a preallocated pool: memory use does not grow with traffic), and zeros,
+        # so slots never written read as finite numbers
+        self.kv = torch.zeros(shape, dtype=dtype, device=device)
 
     def k(self, layer: int) -> torch.Tensor:   # [blocks, block_size, kv_heads, head_dim]
         return self.kv[layer, 0]

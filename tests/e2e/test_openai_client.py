@@ -15,8 +15,8 @@ def ask(client, content: str, max_tokens: int = 24, **kw):
         model=MODEL, messages=[{"role": "user", "content": content}], temperature=0, max_tokens=max_tokens, **kw)
 
 
-def test_models_lists_smollm2(client):
-    assert [m.id for m in client.models.list().data] == [MODEL]
+def test_models_lists_smollm2_and_gemma3(client):
+    assert [m.id for m in client.models.list().data] == [MODEL, "gemma3-270m"]
 
 
 def test_chat_answers_and_the_repeat_is_an_exact_hit(client):
@@ -96,4 +96,4 @@ def test_stream_error_before_first_token_is_a_plain_4xx(client):
 
 def test_healthz(live_gateway):
     body = httpx.get(live_gateway.url + "/healthz").json()
-    assert body["status"] == "ok" and body["models"] == [MODEL]
+    assert body["status"] == "ok" and body["models"] == [MODEL, "gemma3-270m"]

@@ -141,3 +141,12 @@ def test_integrity_check_catches_a_leaked_block(checkpoint, tokenizer):
     engine.blocks.allocator.allocate(1)                          # nobody will ever release it
     with pytest.raises(AssertionError):
         engine.check_integrity()
+
+
+def test_requests_arriving_together_compute_a_shared_prefix_once(checkpoint, cold, tokenizer):
+    prompts = [chat(tokenizer, q) for q in QUESTIONS[:4]]
+    engine = engine_for(checkpoint)
+    outs = engine.generate_many(prompts, greedy(4))
+    shared = next(i for i, (x, y) in enumerate(zip(prompts[0], prompts[1])) if x != y) // 16 * 16
+    assert [o.metrics.cached_tokens for o in outs] == [0] + [shared] * 3      # the later three waited for it
+    assert [o.token_ids for o in outs] == alone(cold, prompts, [greedy(4)] * 4)
