@@ -46,6 +46,7 @@ class ModelSettings(Section):
     device: str = "auto"
     dtype: Literal["float32", "bfloat16", "float16"] = "float32"
     max_context: int | None = Field(None, gt=0)
+    share_prefix_across_tenants: bool = False              # inprocess: tenants reuse each other's cached prefixes
     default_max_tokens: int = Field(256, gt=0)
     replicas: list[str] = Field(default_factory=list)      # engine / upstream: base URLs (…/v1)
     upstream_model: str | None = None                       # the name the upstream knows (default: name)
