@@ -62,7 +62,7 @@ class TorchReferenceBackend(AttentionBackend):
         nb = cdiv(length, k_cache.shape[1])
         keys = gather(k_cache, meta.block_table, nb)[0, start:length].transpose(0, 1)     # [Hkv, L, D]
         values = gather(v_cache, meta.block_table, nb)[0, start:length].transpose(0, 1)
-        out = F.scaled_dot_product_attention(q.view(hkv, hq // hkv, d), keys, values, scale=scale)
+        out = F.scaled_dot_product_attention(q.view(1, hkv, hq // hkv, d), keys[None], values[None], scale=scale)
         return out.reshape(1, hq, d)
 
     def extend(self, q, k_cache, v_cache, meta: ExtendMetadata, sliding_window: int, scale: float):
@@ -84,6 +84,7 @@ class TorchReferenceBackend(AttentionBackend):
         if not causal_only:
             q_pos = torch.arange(prefix, length, device=q.device)[:, None]
             mask = visible(q_pos, torch.arange(length, device=q.device)[None, :], window)  # [n, L]
-        out = F.scaled_dot_product_attention(q.transpose(0, 1), keys, values, attn_mask=mask,
+        # 4-D operands: with 3-D ones torch's CPU dispatch falls back to the unfused math path (3x slower)
+        out = F.scaled_dot_product_attention(q.transpose(0, 1)[None], keys[None], values[None], attn_mask=mask,
                                              is_causal=causal_only, scale=scale, enable_gqa=True)
-        return out.transpose(0, 1)
+        return out[0].transpose(0, 1)
