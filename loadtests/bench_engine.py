@@ -60,6 +60,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"],
                    help="weights and activations, the same on both sides (bfloat16 pays on CPUs with "
                         "avx512_bf16 or AMX: batched matmuls run 3-5x faster than float32)")
+    p.add_argument("--device", default="cpu", help="cpu or cuda[:N]; both sides run there")
     p.add_argument("--new-tokens", type=int, help="tokens generated per request (default 16 quick, 64 full)")
     p.add_argument("--repeats", type=int, help="runs per measurement; the median is kept (1 quick, 3 full)")
     p.add_argument("--out", default="bench-engine", help="folder for the JSON and the PNG")
@@ -122,6 +123,8 @@ class Stamps:
         self.seen_prompt = False
 
     def put(self, value) -> None:
+        if value.is_cuda:
+            torch.cuda.synchronize(value.device)
         if self.seen_prompt:
             self.times.append(time.perf_counter())
         self.seen_prompt = True
@@ -132,8 +135,8 @@ class Stamps:
 def hf_generate(model, batch: list[list[int]], n: int, streamer=None) -> list[list[int]]:
     """Greedy, exactly n new tokens; a batch is left-padded (pad id 0) under an attention mask."""
     width = max(len(ids) for ids in batch)
-    x = torch.tensor([[0] * (width - len(ids)) + ids for ids in batch])
-    mask = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for ids in batch])
+    x = torch.tensor([[0] * (width - len(ids)) + ids for ids in batch], device=model.device)
+    mask = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for ids in batch], device=model.device)
     with torch.inference_mode():
         out = model.generate(input_ids=x, attention_mask=mask, max_new_tokens=n, min_new_tokens=n,
                              do_sample=False, pad_token_id=0, streamer=streamer)
@@ -286,16 +289,16 @@ def plot(result: dict, path: Path) -> str:
     return f"plot: {path}"
 
 
-def load(model: str, dtype: str):
+def load(model: str, dtype: str, device: str):
     from transformers import AutoModelForCausalLM
 
     from engine.llm_engine import LLMEngine
     from engine.loader import resolve_model_path
-    engine = LLMEngine.from_pretrained(model, dtype=dtype, num_kv_blocks=1024, max_num_batched_tokens=512,
+    engine = LLMEngine.from_pretrained(model, device=device, dtype=dtype, num_kv_blocks=1024, max_num_batched_tokens=512,
                                        max_num_seqs=64)
     path = resolve_model_path(model)
-    hf = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=getattr(torch, dtype)).eval()
-    return engine, hf
+    hf = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=getattr(torch, dtype))
+    return engine, hf.to(device).eval()
 
 
 def warm_up(engine, hf, tokenizer) -> None:
@@ -311,7 +314,7 @@ def run(args: argparse.Namespace) -> int:
     plan = Plan(**{**plan.__dict__, "new_tokens": args.new_tokens or plan.new_tokens,
                    "repeats": args.repeats or plan.repeats})
     started = time.perf_counter()
-    engine, hf = load(args.model, args.dtype)
+    engine, hf = load(args.model, args.dtype, args.device)
     tokenizer = engine.tokenizer
     warm_up(engine, hf, tokenizer)
     figures = {}
@@ -319,7 +322,7 @@ def run(args: argparse.Namespace) -> int:
                  prefix_ttft(engine, tokenizer, plan), shared_prefix(engine, tokenizer, plan)):
         figures |= part
     engine.check_integrity()
-    result = {"model": args.model, "dtype": args.dtype, "quick": args.quick, "threads": args.threads, "cpus": os.cpu_count(),
+    result = {"model": args.model, "device": args.device, "dtype": args.dtype, "quick": args.quick, "threads": args.threads, "cpus": os.cpu_count(),
               "load_avg": round(os.getloadavg()[0], 2), "plan": plan.__dict__,
               "ratios": rounded(ratios(figures)), "figures": rounded(figures),
               "seconds": round(time.perf_counter() - started, 1)}
