@@ -14,10 +14,15 @@ from cachegate.schema import ChatCompletionRequest, CompletionRequest
 REF = "#/components/schemas/{model}"
 
 
+class PromptTokensDetails(BaseModel):
+    cached_tokens: int
+
+
 class Usage(BaseModel):
     prompt_tokens: int
     completion_tokens: int
     total_tokens: int
+    prompt_tokens_details: PromptTokensDetails | None = None
 
 
 class ChatMessageOut(BaseModel):

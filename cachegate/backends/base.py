@@ -16,6 +16,7 @@ from engine.sampling_params import SamplingParams
 class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0          # prompt tokens whose KV the engine reused (OpenAI's prompt_tokens_details)
 
     @property
     def total_tokens(self) -> int:
@@ -23,7 +24,8 @@ class Usage:
 
     def as_dict(self) -> dict[str, int]:
         return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "total_tokens": self.total_tokens}
+                "total_tokens": self.total_tokens,
+                "prompt_tokens_details": {"cached_tokens": self.cached_tokens}}
 
 
 @dataclass

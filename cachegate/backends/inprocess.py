@@ -48,7 +48,10 @@ class InProcessBackend:
         try:
             async for out in self.engine.generate(prompt_ids, params, request_id=request.request_id,
                                                   tenant=request.tenant, priority=request.priority):
-                usage = Usage(out.prompt_tokens, out.completion_tokens) if out.finish_reason else None
+                usage = None
+                if out.finish_reason:
+                    reused = out.metrics.cached_tokens if out.metrics else 0
+                    usage = Usage(out.prompt_tokens, out.completion_tokens, reused)
                 yield Chunk(out.text, out.finish_reason, usage)
         except ValueError as exc:
             raise InvalidRequest(str(exc)) from exc

@@ -127,7 +127,9 @@ async def parse_stream(content: aiohttp.StreamReader) -> AsyncIterator[Chunk]:
             text = (choice.get("delta") or {}).get("content") or choice.get("text") or ""
             pending = Chunk(text=text, finish_reason=choice.get("finish_reason"))
         if usage and pending is not None:
-            pending.usage = Usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0))
+            details = usage.get("prompt_tokens_details") or {}
+            pending.usage = Usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0),
+                                  details.get("cached_tokens") or 0)
     else:
         if pending is None or pending.finish_reason is None:
             raise BackendUnavailable("upstream closed the stream before the answer finished")

@@ -42,6 +42,7 @@ async def test_streams_chunks_with_usage_on_the_last(backend, upstream):
     assert "".join(c.text for c in chunks) == "one two three"
     assert chunks[-1].finish_reason == "stop"
     assert chunks[-1].usage.completion_tokens == 3
+    assert chunks[-1].usage.cached_tokens == 4          # OpenAI's prompt_tokens_details, carried through
     sent = upstream.requests[0]
     assert sent["model"] == "real-name" and sent["stream"] is True and sent["stop"] == ["END"]
     assert sent["temperature"] == 0 and sent["max_tokens"] == 8

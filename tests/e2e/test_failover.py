@@ -1,6 +1,7 @@
 """Two engine servers as real subprocesses behind the gateway: killing or stalling the large one
 degrades to the small one without a client error; an open breaker skips it at once; a stream cut
-mid-answer ends with an error event; a 429 then 200 upstream is retried."""
+mid-answer ends with an error event; a 429 then 200 upstream is retried; an engine's prefix reuse
+reaches the client as usage.prompt_tokens_details.cached_tokens."""
 from __future__ import annotations
 
 import time
@@ -52,6 +53,20 @@ def engines(engine_pair):
 
 def client_of(server) -> openai.OpenAI:
     return openai.OpenAI(base_url=server.url + "/v1", api_key="x", max_retries=0, timeout=60)
+
+
+def test_engine_servers_prefix_reuse_reaches_the_client_through_the_gateway(engines):
+    """usage.prompt_tokens_details.cached_tokens: counted by the engine process, carried over HTTP."""
+    small, _ = engines
+    system = "You answer questions about the Larkspur hiking shop in one sentence, kindly and briefly. " * 4
+    with gateway_for(engine_model("small-engine", "small", small.url)) as server:
+        client = client_of(server)
+        replies = [client.chat.completions.create(
+            model="small-engine", temperature=0, max_tokens=4,
+            messages=[{"role": "system", "content": system}, {"role": "user", "content": question}])
+            for question in ("Are you open on Sundays?", "Do you repair tents?")]
+    assert replies[0].usage.prompt_tokens_details.cached_tokens == 0
+    assert replies[1].usage.prompt_tokens_details.cached_tokens >= 64
 
 
 def test_stalled_large_engine_falls_back_and_the_open_breaker_skips_it(engines):

@@ -57,6 +57,23 @@ def test_streamed_chat_equals_its_cached_replay(client):
     assert "".join(c.choices[0].delta.content or "" for c in cached_stream if c.choices) == streamed
 
 
+def test_usage_reports_the_prompt_tokens_the_engine_reused(client):
+    """A second question under the same long system prompt reuses its KV blocks; OpenAI's
+    usage.prompt_tokens_details.cached_tokens says how many prompt tokens that was."""
+    system = ("You are the support assistant of Larkspur Outfitters, a shop for hiking boots and tents. "
+              "Answer in one short sentence, politely, and never invent order numbers. ") * 3
+
+    def chat(question: str):
+        return client.chat.completions.create(
+            model=MODEL, temperature=0, max_tokens=8,
+            messages=[{"role": "system", "content": system}, {"role": "user", "content": question}])
+
+    cold, warm = chat("Do you sell tents for four people?"), chat("How long does shipping to Oslo take?")
+    assert cold.usage.prompt_tokens_details.cached_tokens == 0
+    reused = warm.usage.prompt_tokens_details.cached_tokens
+    assert 64 <= reused < warm.usage.prompt_tokens and reused % 16 == 0    # whole blocks of the system prompt
+
+
 def test_completions_endpoint(client):
     prompt = "def fibonacci(n):\n"
     first = client.completions.with_raw_response.create(model=MODEL, prompt=prompt, max_tokens=16, temperature=0)

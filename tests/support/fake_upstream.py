@@ -66,7 +66,8 @@ class FakeUpstream:
             if action == "die":
                 request.transport.close()
                 return response
-        usage = {"prompt_tokens": 5, "completion_tokens": len(words), "total_tokens": 5 + len(words)}
+        usage = {"prompt_tokens": 5, "completion_tokens": len(words), "total_tokens": 5 + len(words),
+                 "prompt_tokens_details": {"cached_tokens": 4}}
         await response.write(b"data: " + json.dumps({"choices": [], "usage": usage}).encode() + b"\n\n")
         await response.write(b"data: [DONE]\n\n")
         return response
