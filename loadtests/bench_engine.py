@@ -61,7 +61,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="weights and activations, the same on both sides (bfloat16 pays on CPUs with "
                         "avx512_bf16 or AMX: batched matmuls run 3-5x faster than float32)")
     p.add_argument("--device", default="cpu", help="cpu or cuda[:N]; both sides run there")
-    p.add_argument("--new-tokens", type=int, help="tokens generated per request (default 16 quick, 64 full)")
+    p.add_argument("--new-tokens", type=int, help="tokens generated per request (default 32 quick, 64 full)")
     p.add_argument("--repeats", type=int, help="runs per measurement; the median is kept (1 quick, 3 full)")
     p.add_argument("--out", default="bench-engine", help="folder for the JSON and the PNG")
     p.add_argument("--json", action="store_true", help="print one JSON line instead of the table")
