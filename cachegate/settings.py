@@ -44,7 +44,7 @@ class ModelSettings(Section):
     backend: Literal["inprocess", "engine", "upstream"] = "inprocess"
     path: str = "packaged:smollm2-135m-instruct"          # inprocess: what the engine loads
     device: str = "auto"
-    dtype: Literal["float32", "bfloat16", "float16"] = "float32"
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"   # inprocess; auto: engine.config.auto_dtype
     max_context: int | None = Field(None, gt=0)
     share_prefix_across_tenants: bool = False              # inprocess: tenants reuse each other's cached prefixes
     default_max_tokens: int = Field(256, gt=0)

@@ -32,15 +32,16 @@ class ModelRunner:
         """`model`: an already built model of this checkpoint, device and dtype (engines may share one)."""
         self.engine_config = config = config or EngineConfig()
         self.config: ModelConfig = checkpoint.config
-        self.device, self.dtype = torch.device(config.device), parse_dtype(config.dtype)
+        self.device, self.dtype = torch.device(config.device), parse_dtype(config.dtype, config.device)
         self.model = model or model_class(self.config).build(self.config, checkpoint.weights, self.device,
                                                              self.dtype)
         self.block_size = config.block_size
         num_blocks = pool_blocks(self.config, config, self.dtype, self.device)
         self.pool = KVPool(self.config, num_blocks, self.block_size, self.dtype, self.device)
         self.backend = select_backend(self.device, config.attention_backend)
-        log.info("%s: %d KV blocks of %d tokens (%.0f MiB), %s attention", self.config.name, num_blocks,
-                 self.block_size, self.pool.nbytes / 2**20, self.backend.name)
+        log.info("%s on %s in %s: %d KV blocks of %d tokens (%.0f MiB), %s attention", self.config.name,
+                 self.device, str(self.dtype).removeprefix("torch."), num_blocks, self.block_size,
+                 self.pool.nbytes / 2**20, self.backend.name)
 
     @property
     def num_blocks(self) -> int:

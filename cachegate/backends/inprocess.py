@@ -104,5 +104,5 @@ def load_engine(model: ModelSettings) -> Any:
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     log.info("loading %s from %s on %s", model.name, model.path, device)
-    return AsyncEngine.from_pretrained(model.path, device=device, dtype=getattr(torch, model.dtype),
+    return AsyncEngine.from_pretrained(model.path, device=device, dtype=model.dtype,
                                        share_prefix_across_tenants=model.share_prefix_across_tenants)
