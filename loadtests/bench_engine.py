@@ -57,9 +57,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default="smollm2-135m-instruct", help="packaged name or .gguf path")
     p.add_argument("--quick", action="store_true", help="small sizes, one run each (about a minute)")
     p.add_argument("--threads", type=int, default=1, help="torch threads, pinned for both sides")
-    p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"],
-                   help="weights and activations, the same on both sides (bfloat16 pays on CPUs with "
-                        "avx512_bf16 or AMX: batched matmuls run 3-5x faster than float32)")
+    p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"],
+                   help="weights and activations, the same on both sides; auto (the gateway's default): "
+                        "bfloat16 where the device computes it natively (avx512_bf16, AMX, GPUs), else float32")
     p.add_argument("--device", default="cpu", help="cpu or cuda[:N]; both sides run there")
     p.add_argument("--new-tokens", type=int, help="tokens generated per request (default 32 quick, 64 full)")
     p.add_argument("--repeats", type=int, help="runs per measurement; the median is kept (1 quick, 3 full)")
@@ -314,6 +314,8 @@ def run(args: argparse.Namespace) -> int:
     plan = Plan(**{**plan.__dict__, "new_tokens": args.new_tokens or plan.new_tokens,
                    "repeats": args.repeats or plan.repeats})
     started = time.perf_counter()
+    from engine.config import parse_dtype
+    args.dtype = str(parse_dtype(args.dtype, args.device)).removeprefix("torch.")
     engine, hf = load(args.model, args.dtype, args.device)
     tokenizer = engine.tokenizer
     warm_up(engine, hf, tokenizer)
