@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from cachegate.settings import Settings
+from cachegate.settings import DTYPE_CHOICES, Settings
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -19,7 +19,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8100)
     p.add_argument("--device", default="auto")
-    p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"],
+    p.add_argument("--dtype", default="auto", choices=DTYPE_CHOICES,
                    help="auto: bfloat16 where the device computes it natively, else float32")
     p.add_argument("--max-context", type=int)
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])

@@ -38,13 +38,18 @@ class BreakerSettings(Section):
     reset_after_s: float = Field(10.0, gt=0)     # open this long, then one probe
 
 
+# The dtypes a model may run in (settings, `cachegate engine --dtype`, `cachegate bench engine --dtype`);
+# "auto" resolves per device in engine.config.auto_dtype.
+DTYPE_CHOICES = ("auto", "float32", "bfloat16", "float16")
+
+
 class ModelSettings(Section):
     name: str
     tier: str = "small"
     backend: Literal["inprocess", "engine", "upstream"] = "inprocess"
     path: str = "packaged:smollm2-135m-instruct"          # inprocess: what the engine loads
     device: str = "auto"
-    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"   # inprocess; auto: engine.config.auto_dtype
+    dtype: Literal[DTYPE_CHOICES] = "auto"                 # inprocess
     max_context: int | None = Field(None, gt=0)
     share_prefix_across_tenants: bool = False              # inprocess: tenants reuse each other's cached prefixes
     default_max_tokens: int = Field(256, gt=0)

@@ -90,6 +90,11 @@ def cpu_has_native_bf16() -> bool:
         return False
 
 
+def dtype_name(dtype: str | torch.dtype) -> str:
+    """torch.bfloat16 -> "bfloat16" (names pass through)."""
+    return str(dtype).removeprefix("torch.")
+
+
 def parse_dtype(dtype: str | torch.dtype, device: torch.device | str = "cpu") -> torch.dtype:
     """A dtype or its name; "auto" resolves for `device` (see `auto_dtype`)."""
     if isinstance(dtype, torch.dtype):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import torch
 
-from engine.config import EngineConfig
+from engine.config import EngineConfig, dtype_name
 from engine.errors import ContextLengthError, EmptyPromptError, EngineError, InvalidTokenError
 from engine.kv.block_manager import BlockManager, BlockUsage
 from engine.loader import DEFAULT_MODEL, load_checkpoint
@@ -51,7 +51,7 @@ class LLMEngine:
     def from_pretrained(cls, spec: str | Path = DEFAULT_MODEL, device: str | torch.device = "cpu",
                         dtype: str | torch.dtype = torch.float32, **options) -> LLMEngine:
         """`options`: any `EngineConfig` field (num_kv_blocks, max_num_seqs, enable_prefix_caching...)."""
-        dtype = str(dtype).removeprefix("torch.")
+        dtype = dtype_name(dtype)
         return cls.from_config(EngineConfig(model=str(spec), device=str(device), dtype=dtype, **options))
 
     @classmethod

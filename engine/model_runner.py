@@ -10,7 +10,7 @@ import logging
 import torch
 
 from engine.attention.backend import AttentionMetadata, DecodeMetadata, ExtendMetadata, select_backend
-from engine.config import EngineConfig, ModelConfig, parse_dtype
+from engine.config import EngineConfig, ModelConfig, dtype_name, parse_dtype
 from engine.kv.pool import KVPool, pool_blocks
 from engine.layers.attention import ForwardContext
 from engine.loader import Checkpoint
@@ -40,7 +40,7 @@ class ModelRunner:
         self.pool = KVPool(self.config, num_blocks, self.block_size, self.dtype, self.device)
         self.backend = select_backend(self.device, config.attention_backend)
         log.info("%s on %s in %s: %d KV blocks of %d tokens (%.0f MiB), %s attention", self.config.name,
-                 self.device, str(self.dtype).removeprefix("torch."), num_blocks, self.block_size,
+                 self.device, dtype_name(self.dtype), num_blocks, self.block_size,
                  self.pool.nbytes / 2**20, self.backend.name)
 
     @property

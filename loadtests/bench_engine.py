@@ -26,6 +26,9 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")   # before torch: see engine
 
 import torch
 
+from cachegate.settings import DTYPE_CHOICES
+from engine.config import dtype_name, parse_dtype
+
 TARGETS = {"throughput_ratio_vs_hf": (">=", 6.0), "batched_ratio_vs_hf": (">=", 1.0),
            "decode_latency_ratio_vs_hf": ("<=", 1.1), "prefix_ttft_ratio": ("<=", 0.1)}
 TOPICS = ["a refund for a torn book cover", "shipping to Norway", "a gift card that does not work",
@@ -57,7 +60,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default="smollm2-135m-instruct", help="packaged name or .gguf path")
     p.add_argument("--quick", action="store_true", help="small sizes, one run each (about a minute)")
     p.add_argument("--threads", type=int, default=1, help="torch threads, pinned for both sides")
-    p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"],
+    p.add_argument("--dtype", default="auto", choices=DTYPE_CHOICES,
                    help="weights and activations, the same on both sides; auto (the gateway's default): "
                         "bfloat16 where the device computes it natively (avx512_bf16, AMX, GPUs), else float32")
     p.add_argument("--device", default="cpu", help="cpu or cuda[:N]; both sides run there")
@@ -282,7 +285,8 @@ def plot(result: dict, path: Path) -> str:
         ax.bar(list(bars), list(bars.values()), color=["tab:green"] + ["tab:grey"] * (len(bars) - 1))
         ax.set_title(title)
     summary = ", ".join(f"{k.replace('_vs_hf', '')} {v:.2f}" for k, v in result["ratios"].items())
-    fig.suptitle(f"engine vs transformers, {result['model']} {result['dtype']}, {result['threads']} thread(s): {summary}", fontsize=9)
+    fig.suptitle(f"engine vs transformers, {result['model']} {result['dtype']}, {result['threads']} thread(s): "
+                 f"{summary}", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -294,8 +298,8 @@ def load(model: str, dtype: str, device: str):
 
     from engine.llm_engine import LLMEngine
     from engine.loader import resolve_model_path
-    engine = LLMEngine.from_pretrained(model, device=device, dtype=dtype, num_kv_blocks=1024, max_num_batched_tokens=512,
-                                       max_num_seqs=64)
+    engine = LLMEngine.from_pretrained(model, device=device, dtype=dtype, num_kv_blocks=1024,
+                                       max_num_batched_tokens=512, max_num_seqs=64)
     path = resolve_model_path(model)
     hf = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=getattr(torch, dtype))
     return engine, hf.to(device).eval()
@@ -314,8 +318,7 @@ def run(args: argparse.Namespace) -> int:
     plan = Plan(**{**plan.__dict__, "new_tokens": args.new_tokens or plan.new_tokens,
                    "repeats": args.repeats or plan.repeats})
     started = time.perf_counter()
-    from engine.config import parse_dtype
-    args.dtype = str(parse_dtype(args.dtype, args.device)).removeprefix("torch.")
+    args.dtype = dtype_name(parse_dtype(args.dtype, args.device))
     engine, hf = load(args.model, args.dtype, args.device)
     tokenizer = engine.tokenizer
     warm_up(engine, hf, tokenizer)
@@ -324,7 +327,8 @@ def run(args: argparse.Namespace) -> int:
                  prefix_ttft(engine, tokenizer, plan), shared_prefix(engine, tokenizer, plan)):
         figures |= part
     engine.check_integrity()
-    result = {"model": args.model, "device": args.device, "dtype": args.dtype, "quick": args.quick, "threads": args.threads, "cpus": os.cpu_count(),
+    result = {"model": args.model, "device": args.device, "dtype": args.dtype, "quick": args.quick,
+              "threads": args.threads, "cpus": os.cpu_count(),
               "load_avg": round(os.getloadavg()[0], 2), "plan": plan.__dict__,
               "ratios": rounded(ratios(figures)), "figures": rounded(figures),
               "seconds": round(time.perf_counter() - started, 1)}

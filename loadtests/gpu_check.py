@@ -62,7 +62,7 @@ def engine_bench(dry: bool, out: Path, timeout: float) -> dict:
         return {"ran": False, "note": "cachegate bench engine has no --device flag: not run on CUDA"}
     if dry:
         return {"ran": False, "note": "dry run: the benchmark takes --device; not run"}
-    args = ["--quick", "--device", "cuda", "--dtype", "bfloat16", "--out", str(out / "bench-engine")]
+    args = ["--quick", "--device", "cuda", "--out", str(out / "bench-engine")]   # dtype auto: bf16 on CUDA
     args += ["--json"] if "--json" in help_text else []
     code, text, seconds = sh(base + args, timeout)
     summary = next((json.loads(line) for line in reversed(text.splitlines()) if line.startswith("{")), None)
