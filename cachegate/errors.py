@@ -76,10 +76,16 @@ class BackendError(APIError):
     def __init__(self, message: str, *, retry_after_s: float | None = None, **kw) -> None:
         super().__init__(message, **kw)
         self.retry_after_s = retry_after_s
+        if retry_after_s is not None:
+            self.headers = {"retry-after": str(max(1, int(retry_after_s + 0.999)))}
 
 
 class BackendUnavailable(BackendError):
     """503: unreachable, broken, or its circuit is open."""
+
+
+class BackendOverloaded(BackendUnavailable):
+    """503 with `retry-after`: the backend's queue is full; refused at once rather than queued."""
 
 
 class BackendTimeout(BackendError):

@@ -52,6 +52,7 @@ class ModelSettings(Section):
     dtype: Literal[DTYPE_CHOICES] = "auto"                 # inprocess
     max_context: int | None = Field(None, gt=0)
     share_prefix_across_tenants: bool = False              # inprocess: tenants reuse each other's cached prefixes
+    max_waiting: int = Field(64, ge=1)                     # inprocess: queued requests past this get a 503 at once
     default_max_tokens: int = Field(256, gt=0)
     replicas: list[str] = Field(default_factory=list)      # engine / upstream: base URLs (…/v1)
     upstream_model: str | None = None                       # the name the upstream knows (default: name)

@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 
 from engine.config import EngineConfig
-from engine.errors import EngineShutdownError
+from engine.errors import EngineOverloadedError, EngineShutdownError
 from engine.llm_engine import BatchFailed, LLMEngine
 from engine.loader import DEFAULT_MODEL
 from engine.outputs import RequestOutput
@@ -109,10 +109,14 @@ class AsyncEngine:
                        request_id: str | None = None, tenant: str | None = None,
                        priority: int = 0) -> AsyncIterator[RequestOutput]:
         """Stream a request's outputs; the last one carries `metrics`. Higher `priority` runs first.
-        `tenant` scopes prefix reuse. Leaving the loop early aborts the request."""
+        `tenant` scopes prefix reuse. Leaving the loop early aborts the request. A full waiting queue
+        (`max_waiting`) refuses the request at once with `EngineOverloadedError`."""
         if self._stopping.is_set():
             raise EngineShutdownError("the engine is shut down")
         self.validate(prompt_token_ids, params)
+        limit = self.engine.engine_config.max_waiting
+        if self.num_waiting >= limit:
+            raise EngineOverloadedError(self.num_waiting, limit)
         seq = Sequence(list(prompt_token_ids), params, request_id, tenant=tenant, priority=priority)
         job = Job(seq, asyncio.get_running_loop())
         self._inbox.put(("add", job))

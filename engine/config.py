@@ -117,6 +117,7 @@ class EngineConfig:
     kv_cache_gib: float | None = None      # pool bytes on CPU (None = 1 GiB, at least one full context)
     gpu_memory_utilization: float = 0.85   # GPU: share of free memory (after weights) the pool takes
     max_num_seqs: int = 64                 # running requests at once
+    max_waiting: int = 256                 # queued requests past this are refused (EngineOverloadedError)
     max_num_batched_tokens: int = 512      # tokens per step: decodes + prefill chunks (chunked prefill)
     max_model_len: int | None = None       # context cap below the model's own (None = the model's)
     enable_prefix_caching: bool = True
@@ -126,6 +127,6 @@ class EngineConfig:
     check_integrity: bool = True           # check the block accounting whenever the engine goes idle
 
     def __post_init__(self) -> None:
-        assert self.block_size > 0 and self.max_num_seqs > 0
+        assert self.block_size > 0 and self.max_num_seqs > 0 and self.max_waiting > 0
         assert self.max_num_batched_tokens > 0, "decodes always run; prefill chunks share what they leave"
         assert 0 < self.gpu_memory_utilization <= 1

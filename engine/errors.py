@@ -44,3 +44,11 @@ class UnsupportedModelError(EngineError, NotImplementedError):
 
 class EngineShutdownError(EngineError, RuntimeError):
     pass
+
+
+class EngineOverloadedError(EngineError):
+    """The waiting queue is full: the request is refused at once instead of waiting ever longer."""
+
+    def __init__(self, waiting: int, limit: int, retry_after_s: float = 1.0) -> None:
+        super().__init__(f"the engine has {waiting} requests waiting (limit {limit}); retry shortly")
+        self.waiting, self.limit, self.retry_after_s = waiting, limit, retry_after_s

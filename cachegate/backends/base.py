@@ -48,10 +48,30 @@ class BackendRequest:
 
 @dataclass
 class Chunk:
-    """A text delta; the last chunk of an answer carries `finish_reason` and `usage`."""
+    """A text delta; the last chunk of an answer carries `finish_reason` and `usage`.
+
+    `tool_calls` carries OpenAI's streamed tool-call deltas as they are on the wire: a list of
+    `{"index": i, "id"?: str, "type"?: "function", "function": {"name"?: str, "arguments"?: str}}`,
+    where later deltas of the same index append to `arguments` (see `merge_tool_calls`)."""
     text: str = ""
     finish_reason: str | None = None
     usage: Usage | None = None
+    tool_calls: list[dict[str, Any]] | None = None
+
+
+def merge_tool_calls(calls: list[dict[str, Any]], deltas: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Fold streamed tool-call deltas into whole calls (`calls` is extended in place and returned):
+    `{"id", "type": "function", "function": {"name", "arguments"}}` in index order."""
+    for delta in deltas:
+        index = int(delta.get("index", len(calls)))
+        while len(calls) <= index:
+            calls.append({"id": "", "type": "function", "function": {"name": "", "arguments": ""}})
+        call, fn = calls[index], delta.get("function") or {}
+        call["id"] = delta.get("id") or call["id"]
+        call["type"] = delta.get("type") or call["type"]
+        call["function"]["name"] += fn.get("name") or ""
+        call["function"]["arguments"] += fn.get("arguments") or ""
+    return calls
 
 
 @dataclass

@@ -13,8 +13,12 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from cachegate.backends.base import BackendRequest, Chunk, ModelInfo, Usage
-from cachegate.errors import BackendUnavailable, ContextLengthExceeded, InvalidRequest
+from cachegate.errors import BackendOverloaded, BackendUnavailable, ContextLengthExceeded, InvalidRequest
 from cachegate.settings import ModelSettings
+from engine.errors import EngineOverloadedError
+
+# Chat fields the in-process engine does not honour yet: refused, never silently ignored.
+UNSUPPORTED_CHAT_FIELDS = ("tool_choice", "response_format")
 
 log = logging.getLogger(__name__)
 
@@ -43,8 +47,11 @@ class InProcessBackend:
         return {"running": self.engine.num_running, "waiting": self.engine.num_waiting} | extra
 
     async def generate(self, request: BackendRequest) -> AsyncIterator[Chunk]:
+        refuse_unsupported(request, self.info.name)
         prompt_ids = self.prompt_ids(request)
         params = self.with_chat_stop(request, self.fit_to_context(request, len(prompt_ids)))
+        # the fallback transcript ends in "Answer:", so a base model's answer starts with a space
+        leading = request.messages is not None and bool(getattr(self.engine.tokenizer, "chat_stop", None))
         try:
             async for out in self.engine.generate(prompt_ids, params, request_id=request.request_id,
                                                   tenant=request.tenant, priority=request.priority):
@@ -52,7 +59,13 @@ class InProcessBackend:
                 if out.finish_reason:
                     reused = out.metrics.cached_tokens if out.metrics else 0
                     usage = Usage(out.prompt_tokens, out.completion_tokens, reused)
-                yield Chunk(out.text, out.finish_reason, usage)
+                text = out.text
+                if leading:
+                    text = text.lstrip()
+                    leading = not text
+                yield Chunk(text, out.finish_reason, usage)
+        except EngineOverloadedError as exc:
+            raise BackendOverloaded(f"{self.info.name}: {exc}", retry_after_s=exc.retry_after_s) from exc
         except ValueError as exc:
             raise InvalidRequest(str(exc)) from exc
         except (RuntimeError, MemoryError) as exc:
@@ -96,6 +109,16 @@ class InProcessBackend:
         return params
 
 
+def refuse_unsupported(request: BackendRequest, model: str) -> None:
+    """`tools`, `tool_choice` and `response_format` change what a client expects back; until the engine
+    honours them, a request carrying them is a clear 400 rather than plain text that ignores them."""
+    named = (["tools"] if request.tools else []) + [f for f in UNSUPPORTED_CHAT_FIELDS if f in request.extra]
+    if named:
+        raise InvalidRequest(f"The model '{model}' (the gateway's own engine) does not support "
+                             f"{', '.join(repr(n) for n in named)} yet; send the request to an upstream model "
+                             f"that does, or leave the field out.", param=named[0], code="unsupported_parameter")
+
+
 def load_engine(model: ModelSettings) -> Any:
     import torch
 
@@ -105,4 +128,5 @@ def load_engine(model: ModelSettings) -> Any:
         device = "cuda" if torch.cuda.is_available() else "cpu"
     log.info("loading %s from %s on %s", model.name, model.path, device)
     return AsyncEngine.from_pretrained(model.path, device=device, dtype=model.dtype,
-                                       share_prefix_across_tenants=model.share_prefix_across_tenants)
+                                       share_prefix_across_tenants=model.share_prefix_across_tenants,
+                                       max_waiting=model.max_waiting)

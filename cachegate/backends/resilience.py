@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from cachegate.backends.base import Backend, BackendRequest, Chunk
 from cachegate.backends.streams import prepend
-from cachegate.errors import BackendError, BackendUnavailable
+from cachegate.errors import BackendError, BackendOverloaded, BackendUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +118,9 @@ class ResilientBackend:
                 return chunks, first
             except StopAsyncIteration:
                 error: BackendError = BackendUnavailable(f"{self.info.name}: empty answer")
+            except BackendOverloaded:
+                await chunks.aclose()
+                raise                                # busy, not broken: no retry here, no breaker failure
             except BackendError as exc:
                 if not exc.retryable:
                     self.breaker.record_success()   # it answered: the backend is alive
