@@ -13,6 +13,7 @@ from starlette.exceptions import HTTPException
 from cachegate import openapi
 from cachegate.backends.base import Backend
 from cachegate.errors import APIError, error_body
+from cachegate.http_guards import InFlightLimit
 from cachegate.admin.api import router as admin_api
 from cachegate.admin.page import router as admin_page
 from cachegate.routes import router
@@ -41,7 +42,16 @@ def create_app(settings: Settings | None = None, backends: dict[str, Backend] | 
         app.include_router(operators_only, include_in_schema=False)
     install_error_handlers(app)
     openapi.install(app)
+    app.add_middleware(InFlightLimit, limit=settings.server.max_concurrent_requests, on_reject=count_rejected)
     return app
+
+
+def count_rejected(scope) -> None:
+    """A request refused by the in-flight bound still shows in the metrics (as a 503)."""
+    services = getattr(scope["app"].state, "services", None)
+    if services is not None:
+        endpoint = "chat" if scope["path"].endswith("chat/completions") else "completions"
+        services.telemetry.finish(services.telemetry.start(endpoint), 503)
 
 
 def install_error_handlers(app: FastAPI) -> None:

@@ -1,7 +1,10 @@
 """`cachegate engine`: one engine as its own OpenAI-compatible server, with no cache in front of it.
 
 It is the gateway app with one in-process model and both cache tiers off, so an engine process speaks
-exactly the API (errors, streaming, usage) the gateway's upstream backend expects. `GET /engine/stats`
+exactly the API (errors, streaming, usage) the gateway's upstream backend expects. With a shared secret
+in `CACHEGATE_ENGINE_TOKEN` (or the variable `--gateway-token-env` names), only a gateway holding it is
+served, and only it may name the tenant a request is for (`x-cachegate-tenant`, which scopes prefix
+reuse); without one the engine is open and every request is the tenant `default`. `GET /engine/stats`
 adds the engine's own figures: KV blocks (total, free, cached, in use), prefix hit rate, running and
 waiting requests, preemptions, recent TTFT / TPOT medians.
 """
@@ -9,7 +12,13 @@ from __future__ import annotations
 
 import argparse
 
+import logging
+import os
+
 from cachegate.settings import DTYPE_CHOICES, Settings
+
+log = logging.getLogger(__name__)
+TOKEN_ENV = "CACHEGATE_ENGINE_TOKEN"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -23,17 +32,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="auto: bfloat16 where the device computes it natively, else float32")
     p.add_argument("--max-context", type=int)
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    p.add_argument("--gateway-token-env", default=TOKEN_ENV,
+                   help="environment variable holding the secret gateways send as their bearer token "
+                        f"(default {TOKEN_ENV}); set it to serve only gateways and honour their tenants")
 
 
 def run(args: argparse.Namespace) -> int:
-    import logging
-
-    import uvicorn
+    from cachegate.serve import run_uvicorn
     settings = engine_settings(args)
     logging.basicConfig(level=settings.server.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    uvicorn.run(create_engine_app(settings), host=settings.server.host, port=settings.server.port,
-                log_level=settings.server.log_level, timeout_graceful_shutdown=5)
+    if not settings.auth.keys:
+        log.warning("no %s set: the engine is open and serves every request as tenant 'default' "
+                    "(per-tenant prefix isolation needs the gateway's token)", args.gateway_token_env)
+    run_uvicorn(create_engine_app(settings), settings)
     return 0
 
 
@@ -57,10 +69,13 @@ def create_engine_app(settings: Settings):
 def engine_settings(args: argparse.Namespace) -> Settings:
     model = {"name": args.name or served_name(args.model), "path": args.model, "device": args.device,
              "dtype": args.dtype, "max_context": args.max_context}
+    token = os.environ.get(getattr(args, "gateway_token_env", TOKEN_ENV) or TOKEN_ENV)
+    keys = [{"key": token, "tenant": "gateway", "trusted_gateway": True}] if token else []
     return Settings.model_validate({
         "server": {"host": args.host, "port": args.port, "log_level": args.log_level},
         "models": [model],
         "cache": {"exact": {"enabled": False}, "semantic": {"enabled": False}, "single_flight": False},
+        "auth": {"keys": keys},
     })
 
 

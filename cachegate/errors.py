@@ -29,8 +29,13 @@ class APIError(Exception):
 
     headers: dict[str, str] = {}
 
-    def response(self) -> JSONResponse:
-        return JSONResponse(self.body(), status_code=self.status, headers=self.headers or None)
+    def response(self, request_id: str | None = None) -> JSONResponse:
+        headers = self.headers | ({"x-request-id": request_id} if request_id else {})
+        return JSONResponse(self.body(), status_code=self.status, headers=headers or None)
+
+    def public(self, request_id: str) -> APIError:
+        """What a client may see of this error (all of it, unless a subclass says otherwise)."""
+        return self
 
 
 class InvalidRequest(APIError):
@@ -80,6 +85,20 @@ class BackendError(APIError):
             self.headers = {"retry-after": str(max(1, int(retry_after_s + 0.999)))}
 
 
+    def public(self, request_id: str) -> APIError:
+        """A backend's verdict on the request itself (a 4xx) goes back as it is; a failure of the backend
+        gets a generic message with the request id, since its text names internal hosts and errors
+        (the details go to the log under the same id)."""
+        if not self.retryable:
+            return self
+        what = {429: "is rate limited by its provider", 504: "did not answer in time"}.get(self.status,
+                                                                                            "is unavailable")
+        error = APIError(f"The model's backend {what}; retry shortly (request id {request_id})",
+                         status=self.status, type=self.type, code="backend_unavailable")
+        error.headers = self.headers
+        return error
+
+
 class BackendUnavailable(BackendError):
     """503: unreachable, broken, or its circuit is open."""
 
@@ -101,6 +120,12 @@ class BackendRateLimited(BackendError):
 class BackendRejected(BackendError):
     """The backend answered 4xx to the request itself: passed through, never retried."""
     retryable = False
+
+
+def server_error(request_id: str) -> APIError:
+    """500 for anything unexpected, with nothing of the exception but the request id."""
+    return APIError(f"The server had an error while processing your request (request id {request_id})",
+                    status=500, type="server_error", code="internal_error")
 
 
 def error_body(message: str, type: str, param: str | None = None, code: str | None = None) -> dict[str, Any]:

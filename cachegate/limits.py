@@ -1,5 +1,6 @@
 """Size limits a request must respect before any work is done: message count, prompt characters,
-and the largest `max_tokens` it may ask for. Each breach is a 400 naming the parameter."""
+and the largest `max_tokens` it may ask for. Each breach is a 400 naming the parameter. Also the
+token estimate a rate limit reserves for a request before it is answered."""
 from __future__ import annotations
 
 from cachegate.errors import InvalidRequest
@@ -24,3 +25,16 @@ def check_limits(body: SamplingFields, limits: LimitSettings) -> None:
         which = "max_completion_tokens" if getattr(body, "max_completion_tokens", None) else "max_tokens"
         raise InvalidRequest(f"{which} is too large: {asked} > {limits.max_tokens}", param=which,
                              code="max_tokens_too_large")
+
+
+CHARS_PER_TOKEN = 4
+DEFAULT_COMPLETION_TOKENS = 256     # reserved when the request names no max_tokens (the models' default)
+
+
+def token_estimate(body: SamplingFields) -> tuple[int, int]:
+    """(prompt tokens, completion tokens) a request may spend: characters / 4, and its `max_tokens`."""
+    if isinstance(body, ChatCompletionRequest):
+        chars = sum(len(m.text()) for m in body.messages)
+    else:
+        chars = len(body.prompt)    # type: ignore[attr-defined]
+    return chars // CHARS_PER_TOKEN + 1, body.requested_max_tokens or DEFAULT_COMPLETION_TOKENS   # type: ignore[attr-defined]

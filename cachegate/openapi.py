@@ -25,9 +25,21 @@ class Usage(BaseModel):
     prompt_tokens_details: PromptTokensDetails | None = None
 
 
+class FunctionCall(BaseModel):
+    name: str
+    arguments: str          # JSON text, as OpenAI sends it
+
+
+class ToolCall(BaseModel):
+    id: str
+    type: Literal["function"]
+    function: FunctionCall
+
+
 class ChatMessageOut(BaseModel):
     role: Literal["assistant"]
-    content: str
+    content: str | None                  # None when the answer is only tool calls
+    tool_calls: list[ToolCall] | None = None
 
 
 class ChatChoice(BaseModel):
@@ -84,6 +96,9 @@ class ModelCard(BaseModel):
     max_context: int
 
 
+ModelObject = ModelCard
+
+
 class ModelList(BaseModel):
     object: Literal["list"]
     data: list[ModelCard]
@@ -97,7 +112,9 @@ class Health(BaseModel):
 
 ERRORS = {status: {"model": ErrorResponse, "description": text} for status, text in {
     400: "bad input (malformed JSON, wrong type, out of range, too long)", 401: "missing or invalid API key",
-    404: "unknown model", 413: "body too large", 429: "rate limit of the key", 503: "no backend could answer",
+    404: "unknown model", 408: "the body did not arrive in time", 413: "body too large",
+    415: "the body is not JSON (Content-Type)", 429: "rate limit of the key",
+    500: "unexpected error (generic, with the request id)", 503: "no backend could answer, or overloaded",
     504: "the backend timed out"}.items()}
 
 

@@ -3,20 +3,24 @@ backend (the route's fallback chain) → admission → store in both tiers.
 
 `Gateway.serve` returns an `Outcome` whose chunks replay a cached answer or stream a fresh one; a
 fresh answer is offered to the caches once it has finished, before its last chunk reaches the client.
+A cached answer serves a request when it fits the request's `max_tokens` (cut to it when longer);
+storing never fails a request: a store that errs is logged, counted, and the answer still served.
 """
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import hashlib
 import logging
+import re
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from cachegate.backends.base import Backend, BackendRequest, Chunk, Usage
+from cachegate.backends.base import Backend, BackendRequest, Chunk
 from cachegate.backends.fallback import generate_with_fallback
 from cachegate.backends.streams import prepend
-from cachegate.cache.answer import CachedAnswer
+from cachegate.cache.answer import AnswerBuilder, CachedAnswer
 from cachegate.cache.controls import DEFAULT_NAMESPACE, CacheControls
 from cachegate.cache.exact import ExactTier
 from cachegate.cache.keys import exact_key
@@ -36,20 +40,34 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class Outcome:
-    cache: str          # "hit-exact" | "hit-semantic" | "miss" | "bypass" (lookup skipped by the request)
-    key: str
+    cache: str          # "hit-exact" | "hit-semantic" | "miss" | "joined" (shared an identical request's
+    key: str            #   backend call) | "bypass" (lookup skipped by the request or the settings)
     route: Route
     chunks: AsyncIterator[Chunk]
-    similarity: float | None = None   # hit-semantic: cosine of the two questions
+    similarity: float | None = None   # hit-semantic: cosine of the two questions, in [-1, 1]
     entry_id: str | None = None       # hit-semantic: the entry served
-    shared: bool = False              # joined an identical request's backend call
+
+    @property
+    def shared(self) -> bool:
+        return self.cache == "joined"
+
+
+@dataclass(frozen=True)
+class CachePolicy:
+    """How the gateway treats sampled requests and replays cached answers (settings `cache.*`)."""
+    sampled: str = "store"          # "store": a sampled answer is cached and replayed | "skip": never cached
+    pacing: str = "none"            # replayed streams: "none" (at once) | "original" (the backend's timing)
+
+    def skips(self, request: BackendRequest) -> bool:
+        p = request.params
+        return self.sampled == "skip" and not p.greedy and p.seed is None
 
 
 class Gateway:
     def __init__(self, backends: dict[str, Backend], exact: ExactTier | None,
                  admission: AdmissionPolicy, stats: Stats, semantic: SemanticTier | None = None,
                  flights: SingleFlight | None = None, router: ModelRouter | None = None,
-                 ledger: Ledger | None = None) -> None:
+                 ledger: Ledger | None = None, policy: CachePolicy = CachePolicy()) -> None:
         self.backends = backends
         self.exact = exact
         self.admission = admission
@@ -58,6 +76,7 @@ class Gateway:
         self.flights = flights
         self.router = router or ModelRouter({"small": list(backends)}, FixedRouter())
         self.ledger = ledger or Ledger()
+        self.policy = policy
 
     async def route(self, endpoint: str, request: BackendRequest) -> tuple[Route, BackendRequest]:
         """Resolve the client's `model` (auto, a tier, a model) and bind the request to the routed model."""
@@ -72,27 +91,32 @@ class Gateway:
         """Serve `request` as the client sent it: routed, looked up, answered, stored, metered."""
         controls = controls or CacheControls()
         route, request = await self.route(endpoint, request)
+        if self.policy.skips(request):
+            controls = dataclasses.replace(controls, no_cache=True, no_store=True)
         key = cache_key(endpoint, request, controls.namespace)
         lookup: Lookup | None = None
         if controls.lookup:
-            answer = await self._exact_hit(request.tenant, controls, key)
+            answer = await self._exact_hit(request, controls, key)
             if answer is not None:
-                return Outcome("hit-exact", key, route, replay(answer))
+                return Outcome("hit-exact", key, route, replay(answer, self.policy.pacing))
             if self.semantic is not None:
                 lookup = await self.semantic.lookup(endpoint, request, controls.namespace, controls.max_age_s)
-                if lookup is not None and lookup.hit is not None:
-                    hit = lookup.hit
-                    return Outcome("hit-semantic", key, route, replay(hit.entry.answer),
-                                   similarity=round(hit.similarity, 4), entry_id=id_text(hit.entry.id))
+                hit = lookup.hit if lookup is not None else None
+                answer = hit.entry.answer.fit(request.params.max_tokens) if hit is not None else None
+                if answer is not None:
+                    return Outcome("hit-semantic", key, route, replay(answer, self.policy.pacing),
+                                   similarity=round(max(-1.0, min(1.0, hit.similarity)), 4),
+                                   entry_id=id_text(hit.entry.id))
         store = Storer(self, endpoint, request, key, controls, lookup, route)
-        chunks, shared = self._call(route, request, key, controls, store)
+        chunks, joined = self._call(route, request, key, controls, store)
         try:
             first = await anext(chunks)
         except StopAsyncIteration:
             raise BackendUnavailable(f"the backend of '{request.model}' returned no answer") from None
-        self.stats.count_route(route.tier, route.answered_by or route.model, route.fell_back)
-        cache = "miss" if controls.lookup else "bypass"
-        return Outcome(cache, key, route, prepend(first, chunks), shared=shared)
+        if not joined:
+            self.stats.count_route(route.tier, route.answered_by or route.model, route.fell_back)
+        cache = "joined" if joined else "miss" if controls.lookup else "bypass"
+        return Outcome(cache, key, route, prepend(first, chunks))
 
     def _call(self, route: Route, request: BackendRequest, key: str, controls: CacheControls,
               store: Storer) -> tuple[AsyncIterator[Chunk], bool]:
@@ -104,18 +128,19 @@ class Gateway:
         generate = generate_with_fallback(self.backends, route, request)
         return self.flights.lead(key, generate, store.on_chunk).subscribe(), False
 
-    async def _exact_hit(self, tenant: str, controls: CacheControls, key: str) -> CachedAnswer | None:
+    async def _exact_hit(self, request: BackendRequest, controls: CacheControls, key: str) -> CachedAnswer | None:
         if self.exact is None:
             return None
-        answer = await self.exact.lookup(tenant, controls.namespace, key)
-        if answer is not None and controls.max_age_s is not None and time.time() - answer.created > controls.max_age_s:
+        answer = await self.exact.lookup(request.tenant, controls.namespace, key)
+        if answer is None or (controls.max_age_s is not None and time.time() - answer.created > controls.max_age_s):
             return None
-        return answer
+        return answer.fit(request.params.max_tokens)
 
 
 @dataclass
 class Storer:
-    """Offers a finished answer to both tiers, once, before its last chunk is passed on."""
+    """Offers a finished answer to both tiers, once, before its last chunk is passed on. Never raises:
+    a failed store is logged and counted, and the client still gets its answer."""
     gateway: Gateway
     endpoint: str
     request: BackendRequest
@@ -124,31 +149,39 @@ class Storer:
     lookup: Lookup | None
     route: Route
 
-    async def on_chunk(self, chunk: Chunk, earlier: list[Chunk]) -> None:
-        if chunk.finish_reason:
-            await self.admit("".join(c.text for c in earlier) + chunk.text, chunk)
+    def __post_init__(self) -> None:
+        self.builder = AnswerBuilder(self.request.model)
 
-    async def admit(self, text: str, last: Chunk) -> None:
-        g, controls = self.gateway, self.controls
+    async def on_chunk(self, chunk: Chunk) -> None:
+        self.builder.add(chunk)
+        if chunk.finish_reason:
+            try:
+                await self.admit(self.builder.answer())
+            except Exception:  # noqa: BLE001 - a store that fails must not fail the request
+                log.exception("storing an answer failed; it is served uncached")
+                self.gateway.stats.store_errors += 1
+
+    async def admit(self, answer: CachedAnswer) -> None:
+        g, controls, request = self.gateway, self.controls, self.request
         if controls.no_store or self.route.fell_back:     # a degraded answer is served, never kept
             return
-        answer = CachedAnswer(text=text, finish_reason=last.finish_reason or "stop", model=self.request.model,
-                              usage=last.usage or Usage())
-        request, question = self.request, question_of(self.request)
-        if g.exact is not None and g.admission.admits(text, last.finish_reason, "exact"):
+        if answer.tool_calls and not request.params.greedy:   # a sampled call is not the call
+            return
+        question = question_of(request)
+        if g.exact is not None and g.admission.admits(answer, "exact"):
             ttl = g.admission.ttl_for(controls.ttl_s, controls.namespace)
-            await g.exact.put(request.tenant, controls.namespace, self.key, answer, ttl)
-            g.stats.stored += 1
-            g.ledger.stored(LedgerEntry("exact", self.key, request.tenant, controls.namespace, request.model,
-                                        question, text))
-        if g.semantic is not None and g.admission.admits(text, last.finish_reason, "semantic"):
+            if await g.exact.put(request.tenant, controls.namespace, self.key, answer, ttl):
+                g.stats.stored += 1
+                g.ledger.stored(LedgerEntry("exact", self.key, request.tenant, controls.namespace, request.model,
+                                            question, answer.text))
+        if g.semantic is not None and not answer.tool_calls and g.admission.admits(answer, "semantic"):
             lookup = self.lookup or await self._prepare()
             if lookup is not None:
                 ttl = g.admission.ttl_for(controls.ttl_s, controls.namespace, g.semantic.cfg.ttl_s)
                 entry = await g.semantic.put(lookup, answer, ttl)
                 if entry is not None:
                     g.ledger.stored(LedgerEntry("semantic", id_text(entry.id), request.tenant, controls.namespace,
-                                                request.model, question, text))
+                                                request.model, question, answer.text))
 
     async def _prepare(self) -> Lookup | None:
         try:
@@ -167,15 +200,29 @@ def cache_key(endpoint: str, request: BackendRequest, namespace: str) -> str:
 
 async def record(chunks: AsyncIterator[Chunk], store: Storer) -> AsyncIterator[Chunk]:
     """Pass the stream through, and store the whole answer when it finishes (and is admitted)."""
-    seen: list[Chunk] = []
     try:
         async for chunk in chunks:
-            await store.on_chunk(chunk, seen)
-            seen.append(chunk)
+            await store.on_chunk(chunk)
             yield chunk
     finally:
         await chunks.aclose()
 
 
-async def replay(answer: CachedAnswer) -> AsyncIterator[Chunk]:
-    yield Chunk(text=answer.text, finish_reason=answer.finish_reason, usage=answer.usage)
+WORDS = re.compile(r"\s*\S+\s*|\s+")
+
+
+async def replay(answer: CachedAnswer, pacing: str = "none") -> AsyncIterator[Chunk]:
+    """A cached answer streamed in the shape a fresh one had: a chunk per piece the backend sent (about
+    a token; words for answers stored without pieces), tool calls, then the finish with its usage.
+    `pacing="original"` keeps the backend's timing between chunks."""
+    pieces = answer.pieces or [len(w) for w in WORDS.findall(answer.text)]
+    offsets = answer.offsets_ms if pacing == "original" and answer.offsets_ms else None
+    start, at = time.perf_counter(), 0
+    for i, size in enumerate(pieces):
+        if offsets is not None and i < len(offsets):
+            await asyncio.sleep(max(0.0, offsets[i] / 1000 - (time.perf_counter() - start)))
+        yield Chunk(text=answer.text[at:at + size])
+        at += size
+    if answer.tool_calls:
+        yield Chunk(tool_calls=[{"index": i, **call} for i, call in enumerate(answer.tool_calls)])
+    yield Chunk(finish_reason=answer.finish_reason, usage=answer.usage)

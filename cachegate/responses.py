@@ -1,6 +1,8 @@
 """Shaping answers as OpenAI objects: whole JSON bodies, or SSE chunk streams ending in `[DONE]`.
 
-The same functions shape fresh and cached answers, so a client cannot tell them apart by shape.
+The same functions shape fresh and cached answers, so a client cannot tell them apart by shape. Tool
+calls go out as OpenAI sends them: whole in `message.tool_calls`, as deltas in a stream. An error after the
+first byte of a stream ends it with an error event that names only the request id.
 """
 from __future__ import annotations
 
@@ -12,8 +14,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from cachegate.backends.base import Chunk, Usage
-from cachegate.errors import APIError, error_body
+from cachegate.backends.base import Chunk, Usage, merge_tool_calls
+from cachegate.errors import APIError, server_error
 
 log = logging.getLogger(__name__)
 
@@ -23,19 +25,20 @@ class Answer:
     text: str = ""
     finish_reason: str | None = None
     usage: Usage = field(default_factory=Usage)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
 class Envelope:
-    """What every object of one response shares."""
+    """What every object of one response shares; its `id` carries the request id."""
     kind: str   # "chat" | "completions"
     model: str
-    id: str = ""
+    request_id: str = ""
     created: int = field(default_factory=lambda: int(time.time()))
 
     def __post_init__(self) -> None:
-        if not self.id:
-            self.id = ("chatcmpl-" if self.kind == "chat" else "cmpl-") + uuid.uuid4().hex[:24]
+        self.request_id = self.request_id or uuid.uuid4().hex
+        self.id = ("chatcmpl-" if self.kind == "chat" else "cmpl-") + self.request_id[:24]
 
     def base(self, object_name: str) -> dict[str, Any]:
         return {"id": self.id, "object": object_name, "created": self.created, "model": self.model,
@@ -50,13 +53,17 @@ async def collect(chunks: AsyncIterator[Chunk]) -> Answer:
             answer.finish_reason = chunk.finish_reason
         if chunk.usage:
             answer.usage = chunk.usage
+        if chunk.tool_calls:
+            merge_tool_calls(answer.tool_calls, chunk.tool_calls)
     return answer
 
 
 def whole(env: Envelope, answer: Answer) -> dict[str, Any]:
     if env.kind == "chat":
-        choice = {"index": 0, "message": {"role": "assistant", "content": answer.text},
-                  "logprobs": None, "finish_reason": answer.finish_reason}
+        message: dict[str, Any] = {"role": "assistant", "content": answer.text}
+        if answer.tool_calls:
+            message = {"role": "assistant", "content": answer.text or None, "tool_calls": answer.tool_calls}
+        choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": answer.finish_reason}
         body = env.base("chat.completion")
     else:
         choice = {"index": 0, "text": answer.text, "logprobs": None, "finish_reason": answer.finish_reason}
@@ -65,11 +72,13 @@ def whole(env: Envelope, answer: Answer) -> dict[str, Any]:
 
 
 def chunk_object(env: Envelope, text: str | None, finish_reason: str | None = None,
-                 first: bool = False) -> dict[str, Any]:
+                 first: bool = False, tool_calls: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     if env.kind == "chat":
         delta: dict[str, Any] = {"role": "assistant", "content": ""} if first else {}
         if text:
             delta["content"] = text
+        if tool_calls:
+            delta["tool_calls"] = tool_calls
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
         return env.base("chat.completion.chunk") | {"choices": [choice]}
     choice = {"index": 0, "text": text or "", "logprobs": None, "finish_reason": finish_reason}
@@ -89,14 +98,16 @@ async def sse(env: Envelope, chunks: AsyncIterator[Chunk], include_usage: bool) 
         async for chunk in chunks:
             if chunk.usage:
                 usage = chunk.usage
-            if chunk.text or chunk.finish_reason:
-                yield event(chunk_object(env, chunk.text, chunk.finish_reason))
+            if chunk.text or chunk.finish_reason or chunk.tool_calls:
+                yield event(chunk_object(env, chunk.text, chunk.finish_reason, tool_calls=chunk.tool_calls))
     except APIError as exc:
-        yield event(exc.body())
+        if exc.public(env.request_id) is not exc:
+            log.warning("stream %s failed: %s", env.request_id, exc.message)
+        yield event(exc.public(env.request_id).body())
         return
-    except Exception as exc:  # a broken backend must not hang the client
-        log.exception("stream %s failed", env.id)
-        yield event(error_body(f"the backend failed mid-stream: {exc}", "server_error", None, "stream_error"))
+    except Exception:  # a broken backend must not hang the client
+        log.exception("stream %s failed", env.request_id)
+        yield event(server_error(env.request_id).body())
         return
     if include_usage:
         yield event(env.base(chunk_object(env, None)["object"]) | {"choices": [], "usage": usage.as_dict()})

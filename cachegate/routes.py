@@ -1,6 +1,12 @@
-"""HTTP routes of the OpenAI-compatible API. Thin: parse, call the pipeline, shape the response."""
+"""HTTP routes of the OpenAI-compatible API. Thin: parse, call the pipeline, shape the response.
+
+Every request gets an id (`x-request-id`, also the response's `id`); errors are OpenAI-shaped, and what
+a backend failure says about internal hosts goes to the log under that id, never to the client.
+"""
 from __future__ import annotations
 
+import logging
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -8,22 +14,25 @@ from fastapi import APIRouter, Request
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
+from cachegate.auth import Principal
 from cachegate.backends.base import Chunk
 from cachegate.cache.controls import controls_of
-from cachegate.errors import APIError, InvalidRequest
+from cachegate.errors import APIError, ModelNotFound, server_error
+from cachegate.http_guards import read_body, require_json
+from cachegate.limits import check_limits, token_estimate
+from cachegate.openapi import CHAT_ROUTE, COMPLETIONS_ROUTE, Health, ModelList, ModelObject
 from cachegate.pipeline import Outcome
+from cachegate.ratelimit import RateLimiter, Reservation
 from cachegate.responses import Envelope, collect, sse, whole
-from cachegate.auth import Principal
-from cachegate.limits import check_limits
-from cachegate.openapi import CHAT_ROUTE, COMPLETIONS_ROUTE, Health, ModelList
-from cachegate.ratelimit import RateLimiter
 from cachegate.services import Services
-from cachegate.stats import HITS
+from cachegate.stats import SAVED
 from cachegate.telemetry.health import export, health
 from cachegate.telemetry.report import report
 from cachegate.translate import ENDPOINT_SCHEMAS, parse_body, to_backend_request
 
+log = logging.getLogger(__name__)
 router = APIRouter()
+TENANT_HEADER = "x-cachegate-tenant"     # honoured only from a trusted gateway's key (engine servers)
 
 
 @router.post("/v1/chat/completions", **CHAT_ROUTE)
@@ -39,10 +48,22 @@ async def completions(http: Request) -> Response:
 @router.get("/v1/models", response_model=ModelList)
 async def list_models(http: Request) -> dict[str, Any]:
     services: Services = http.app.state.services
-    data = [{"id": b.info.name, "object": "model", "created": services.started, "owned_by": b.info.owned_by,
-             "tier": b.info.tier, "max_context": b.info.max_context}
-            for b in services.gateway.backends.values()]
-    return {"object": "list", "data": data}
+    return {"object": "list", "data": [model_object(services, name) for name in services.gateway.backends]}
+
+
+@router.get("/v1/models/{model_id:path}", response_model=ModelObject,
+            responses={404: {"description": "No such model"}})
+async def retrieve_model(http: Request, model_id: str) -> dict[str, Any]:
+    services: Services = http.app.state.services
+    if model_id not in services.gateway.backends:
+        raise ModelNotFound(model_id)
+    return model_object(services, model_id)
+
+
+def model_object(services: Services, name: str) -> dict[str, Any]:
+    info = services.gateway.backends[name].info
+    return {"id": info.name, "object": "model", "created": services.started, "owned_by": info.owned_by,
+            "tier": info.tier, "max_context": info.max_context}
 
 
 @router.get("/metrics", response_class=Response,
@@ -65,61 +86,77 @@ async def healthz(http: Request) -> dict[str, Any]:
 
 async def complete(http: Request, kind: str) -> Response:
     services: Services = http.app.state.services
+    server = services.settings.server
     record = services.telemetry.start(kind)
+    request_id = uuid.uuid4().hex
+    reservation: Reservation | None = None
     try:
         principal = await services.keys.authenticate(http.headers.get("authorization"))
-        await services.limiter.admit(principal)
-        body = parse_body(await read_body(http, services.settings.server.max_body_bytes), ENDPOINT_SCHEMAS[kind])
+        require_json(http)
+        body = parse_body(await read_body(http, server.max_body_bytes, server.body_timeout_s), ENDPOINT_SCHEMAS[kind])
         check_limits(body, services.settings.limits)
-        request = to_backend_request(body, tenant=principal.tenant)
+        reservation = await services.limiter.admit(principal, *token_estimate(body))
+        request = to_backend_request(body, tenant=tenant_of(http, principal), request_id=request_id)
         controls = controls_of(body.cache, http.headers.get("cache-control"))
         outcome = await services.gateway.serve(kind, request, controls)
         services.telemetry.routed(record, outcome, request)
-        chunks = charge(services.limiter, principal, outcome.cache, outcome.chunks)
+        chunks = charge(services.limiter, reservation, outcome.cache, outcome.chunks)
         chunks = services.telemetry.observe(record, chunks)
-        return await shape(kind, outcome, chunks, body.stream, body.include_usage)
+        return await shape(kind, outcome, chunks, body.stream, body.include_usage, request_id)
     except APIError as exc:
-        services.telemetry.finish(record, exc.status)
-        return exc.response()
+        if exc.public(request_id) is not exc:
+            log.warning("request %s: %s", request_id, exc.message)
+        return await failed(services, record, reservation, exc.public(request_id), request_id)
+    except Exception:  # noqa: BLE001 - anything unexpected is a counted, generic 500
+        log.exception("request %s failed", request_id)
+        return await failed(services, record, reservation, server_error(request_id), request_id)
 
 
-async def charge(limiter: RateLimiter, principal: Principal, cache: str,
+async def failed(services: Services, record, reservation: Reservation | None, error: APIError,
+                 request_id: str) -> Response:
+    if reservation is not None:
+        await services.limiter.settle(reservation, 0)
+    services.telemetry.finish(record, error.status)
+    return error.response(request_id)
+
+
+def tenant_of(http: Request, principal: Principal) -> str:
+    """The key's tenant; a trusted gateway's key (an engine server's) may name the tenant it serves."""
+    named = http.headers.get(TENANT_HEADER)
+    if principal.trusted_gateway and named and 0 < len(named) <= 128 and named.isprintable():
+        return named
+    return principal.tenant
+
+
+async def charge(limiter: RateLimiter, reservation: Reservation, cache: str,
                  chunks: AsyncIterator[Chunk]) -> AsyncIterator[Chunk]:
-    """Charge the key for the tokens a backend produced (cache hits are free)."""
+    """Settle the key's tokens when the answer ends, however it ends: the usage the backend reported, or
+    what was produced before a stream was cut; nothing for a cached or shared answer."""
+    usage, produced = None, 0
     try:
         async for chunk in chunks:
-            if chunk.usage is not None and cache not in HITS:
-                await limiter.charge_tokens(principal, chunk.usage.total_tokens)
+            usage = chunk.usage or usage
+            produced += bool(chunk.text or chunk.tool_calls)
             yield chunk
     finally:
+        spent = 0 if cache in SAVED else usage.total_tokens if usage else reservation.prompt_tokens + produced
+        await limiter.settle(reservation, spent)
         await chunks.aclose()
 
 
 async def shape(kind: str, outcome: Outcome, chunks: AsyncIterator[Chunk], stream: bool,
-                include_usage: bool) -> Response:
+                include_usage: bool, request_id: str) -> Response:
     route = outcome.route
     headers = {"x-cachegate-cache": outcome.cache, "x-cachegate-key": outcome.key,
-               "x-cachegate-route": route.header()}
+               "x-cachegate-route": route.header(), "x-request-id": request_id}
     if outcome.similarity is not None:
         headers["x-cachegate-similarity"] = f"{outcome.similarity:.4f}"
         headers["x-cachegate-entry"] = outcome.entry_id or ""
     if outcome.shared:
         headers["x-cachegate-single-flight"] = "joined"
-    envelope = Envelope(kind, route.answered_by or route.model)
+    envelope = Envelope(kind, route.answered_by or route.model, request_id)
     if stream:
         return StreamingResponse(sse(envelope, chunks, include_usage), media_type="text/event-stream",
                                  headers=headers | {"cache-control": "no-cache"})
     answer = await collect(chunks)
     return JSONResponse(whole(envelope, answer), headers=headers)
-
-
-async def read_body(http: Request, limit: int) -> bytes:
-    declared = http.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > limit:
-        raise InvalidRequest(f"The request body is larger than {limit} bytes", code="request_too_large",
-                             status=413)
-    raw = await http.body()
-    if len(raw) > limit:
-        raise InvalidRequest(f"The request body is larger than {limit} bytes", code="request_too_large",
-                             status=413)
-    return raw

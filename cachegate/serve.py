@@ -33,11 +33,17 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
 
 
 def serve(settings: Settings) -> int:
-    import uvicorn
-
     from cachegate.app import create_app
     logging.basicConfig(level=settings.server.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    uvicorn.run(create_app(settings), host=settings.server.host, port=settings.server.port,
-                log_level=settings.server.log_level, timeout_graceful_shutdown=5)
+    run_uvicorn(create_app(settings), settings)
     return 0
+
+
+def run_uvicorn(app, settings: Settings) -> None:
+    """uvicorn with the edge guards: a deadline for request headers (slow clients are closed)."""
+    import uvicorn
+
+    from cachegate.http_guards import header_timeout_protocol
+    uvicorn.run(app, host=settings.server.host, port=settings.server.port, log_level=settings.server.log_level,
+                timeout_graceful_shutdown=5, http=header_timeout_protocol(settings.server.header_timeout_s))

@@ -16,7 +16,7 @@ from cachegate.backends.base import Backend, ModelInfo
 from cachegate.backends.pool import TierPool
 from cachegate.backends.resilience import CircuitBreaker, ResilientBackend, RetryPolicy
 from cachegate.cache.exact import ExactTier
-from cachegate.pipeline import Gateway
+from cachegate.pipeline import CachePolicy, Gateway
 from cachegate.semantic.singleflight import SingleFlight
 from cachegate.semantic.tier import SemanticTier
 from cachegate.ratelimit import RateLimiter
@@ -26,7 +26,7 @@ from cachegate.stats import Stats
 from cachegate.telemetry.ledger import Ledger
 from cachegate.telemetry.recorder import Telemetry
 from cachegate.telemetry.series import MinuteSeries, RedisSeries
-from cachegate.stores.guarded import GuardedStore
+from cachegate.stores.guarded import GuardedStore, StoreHealth
 from cachegate.stores.factory import open_store
 from policies.admission import AdmissionPolicy
 
@@ -69,7 +69,8 @@ def replicas_of(model: ModelSettings) -> list[Backend]:
     from cachegate.backends.upstream import UpstreamBackend
     api_key = os.environ.get(model.api_key_env) if model.api_key_env else None
     return [UpstreamBackend(ModelInfo(model.name, model.tier, model.max_context or 0, model.default_max_tokens),
-                            url, model.upstream_model, api_key, model.connect_timeout_s, model.read_timeout_s)
+                            url, model.upstream_model, api_key, model.connect_timeout_s, model.read_timeout_s,
+                            forward_tenant=model.backend == "engine")
             for url in model.replicas]
 
 
@@ -85,12 +86,16 @@ async def build_services(settings: Settings, backends: dict[str, Backend] | None
         await backend.start()
     stats = Stats()
     stores: dict[str, GuardedStore] = {}
+    redis_health = StoreHealth("redis", settings.redis.retry_interval_s)    # one Redis, one health
     exact = None
     if settings.cache.exact.enabled:
         cfg = settings.cache.exact
-        stores["exact"] = open_store("exact", cfg.store, cfg.max_bytes, settings.redis)
+        stores["exact"] = open_store("exact", cfg.store, cfg.max_bytes, settings.redis,
+                                     redis_health if cfg.store == "redis" else None)
         exact = ExactTier(stores["exact"], settings.cache.exact.namespace, settings.cache.exact.ttl_s)
-    semantic = await start_semantic(settings, stores)
+    semantic = await start_semantic(settings, stores, redis_health)
+    for store in stores.values():
+        store.watch()
     namespace_ttl = {n: s.ttl_s for n, s in settings.cache.semantic.namespaces.items() if s.ttl_s}
     admission = AdmissionPolicy(store_truncated=settings.cache.semantic.store_truncated,
                                 exact_stores_truncated=settings.cache.exact.store_truncated,
@@ -99,7 +104,8 @@ async def build_services(settings: Settings, backends: dict[str, Backend] | None
     flights = SingleFlight() if settings.cache.single_flight else None
     router = ModelRouter.from_settings(settings, embed=router_embedder(settings, semantic))
     ledger = Ledger()
-    gateway = Gateway(backends, exact, admission, stats, semantic, flights, router, ledger)
+    policy = CachePolicy(sampled=settings.cache.sampled, pacing=settings.cache.replay_pacing)
+    gateway = Gateway(backends, exact, admission, stats, semantic, flights, router, ledger, policy)
     telemetry = build_telemetry(settings, stats, ledger)
     redis = redis_client(settings)
     keys = KeyRing(settings.auth, redis, settings.redis.key_prefix)
@@ -140,11 +146,13 @@ def router_embedder(settings: Settings, semantic: SemanticTier | None):
     return Embedder(cfg.model, cfg.max_batch, cfg.max_wait_ms).embed
 
 
-async def start_semantic(settings: Settings, stores: dict[str, GuardedStore]) -> SemanticTier | None:
+async def start_semantic(settings: Settings, stores: dict[str, GuardedStore],
+                         redis_health: StoreHealth) -> SemanticTier | None:
     if not settings.cache.semantic.enabled:
         return None
     from cachegate.semantic.assemble import build_semantic_store, build_semantic_tier
-    stores["semantic"] = build_semantic_store(settings)
+    shared = redis_health if settings.cache.semantic.store == "redis" else None
+    stores["semantic"] = build_semantic_store(settings, shared)
     tier = build_semantic_tier(settings, stores["semantic"])
     await tier.start()
     return tier

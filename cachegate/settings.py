@@ -23,7 +23,10 @@ class ServerSettings(Section):
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=0, le=65535)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
-    max_body_bytes: int = Field(4 * 1024 * 1024, gt=0)
+    max_body_bytes: int = Field(4 * 1024 * 1024, gt=0)      # counted as the body arrives (413 past it)
+    body_timeout_s: float = Field(30.0, gt=0)               # a body still arriving after this: 408
+    header_timeout_s: float = Field(10.0, gt=0)             # a connection without its request headers: closed
+    max_concurrent_requests: int = Field(256, ge=1)         # API requests in flight; past it a 503 + retry-after
 
 
 class RetrySettings(Section):
@@ -56,7 +59,8 @@ class ModelSettings(Section):
     default_max_tokens: int = Field(256, gt=0)
     replicas: list[str] = Field(default_factory=list)      # engine / upstream: base URLs (…/v1)
     upstream_model: str | None = None                       # the name the upstream knows (default: name)
-    api_key_env: str | None = None                          # upstream: env variable holding its API key
+    api_key_env: str | None = None                          # engine / upstream: env variable holding its key
+                                                            # (engine servers: their CACHEGATE_ENGINE_TOKEN)
     connect_timeout_s: float = Field(2.0, gt=0)
     read_timeout_s: float = Field(60.0, gt=0)               # longest silence between two chunks
     retry: RetrySettings = RetrySettings()
@@ -92,7 +96,7 @@ class ExactCacheSettings(Section):
     ttl_s: float = Field(3600.0, gt=0)
     max_bytes: int = Field(256 * 1024 * 1024, gt=0)
     namespace: str = "exact"
-    store_truncated: bool = True    # the key holds max_tokens: the same request is cut the same way
+    store_truncated: bool = True    # a cut answer serves requests whose max_tokens is at most its own
 
 
 class EmbedderSettings(Section):
@@ -124,7 +128,11 @@ class SemanticCacheSettings(Section):
     ttl_s: float = Field(3600.0, gt=0)
     max_entries: int = Field(100_000, ge=1)
     max_bytes: int = Field(512 * 1024 * 1024, gt=0)
-    context_turns: int = Field(1, ge=0)              # earlier user turns (with answers) embedded as context
+    # Earlier turns of a conversation. "exact": an entry serves only a conversation whose every earlier turn
+    # is the same (a digest of them is part of the scope). "window": the last `context_turns` exchanges are
+    # embedded and compared by similarity, the turns before them must match exactly.
+    history: Literal["exact", "window"] = "exact"
+    context_turns: int = Field(1, ge=0)              # window: earlier user turns (with answers) embedded
     max_context_chars: int = Field(1500, ge=0)
     policy: str = "packaged"                         # "packaged", "cosine", or a policy file from `calibrate`
     threshold: float = Field(0.9, ge=-1, le=1)       # for `policy: cosine`
@@ -132,13 +140,18 @@ class SemanticCacheSettings(Section):
     embedder: EmbedderSettings = EmbedderSettings()
     index: SemanticIndexSettings = SemanticIndexSettings()
     sweep_interval_s: float = Field(30.0, gt=0)
-    store_truncated: bool = False    # also store answers cut by max_tokens (a paraphrase may want more)
+    store_truncated: bool = True     # a cut answer serves requests whose max_tokens is at most its own
 
 
 class CacheSettings(Section):
     exact: ExactCacheSettings = ExactCacheSettings()
     semantic: SemanticCacheSettings = SemanticCacheSettings()
     single_flight: bool = True
+    # A request that samples (temperature > 0, no seed): "store" caches its one sample and replays it to
+    # every later identical request (what other gateways do); "skip" never looks it up nor stores it.
+    sampled: Literal["store", "skip"] = "store"
+    # Cached answers streamed back: "none" sends the chunks at once, "original" at the backend's pace.
+    replay_pacing: Literal["none", "original"] = "none"
 
 
 class RedisSettings(Section):
@@ -154,6 +167,7 @@ class ApiKeySettings(Section):
     tenant: str = Field(min_length=1)
     requests_per_minute: int | None = Field(None, ge=1)
     tokens_per_minute: int | None = Field(None, ge=1)
+    trusted_gateway: bool = False    # a gateway's key (engine servers): may name the tenant it serves
 
     @model_validator(mode="after")
     def one_key(self) -> ApiKeySettings:
@@ -166,6 +180,7 @@ class AuthSettings(Section):
     keys: list[ApiKeySettings] = Field(default_factory=list)   # none (and redis_keys off) = open gateway
     redis_keys: bool = False       # also accept keys stored in Redis (`cachegate keys add`)
     cache_s: float = Field(30.0, ge=0)    # how long a Redis key lookup is remembered
+    cache_entries: int = Field(10_000, ge=1)    # at most this many remembered (least recently used go first)
     default_requests_per_minute: int | None = Field(None, ge=1)   # for keys that set no limit of their own
     default_tokens_per_minute: int | None = Field(None, ge=1)
 

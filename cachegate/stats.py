@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from cachegate.backends.base import Usage
 
 HITS = ("hit-exact", "hit-semantic")
+SAVED = HITS + ("joined",)      # outcomes that cost no backend call of their own
 
 
 @dataclass
@@ -20,6 +21,7 @@ class Stats:
     cost: Counter = field(default_factory=Counter)            # model -> money spent
     cost_saved: Counter = field(default_factory=Counter)      # model -> money a hit saved
     stored: int = 0
+    store_errors: int = 0       # answers served but not stored because a store failed
 
     def count(self, endpoint: str, cache: str, status: int) -> None:
         self.requests[(endpoint, cache, status)] += 1
@@ -28,7 +30,7 @@ class Stats:
         self.routes[(tier, model, fell_back)] += 1
 
     def account(self, cache: str, model: str, usage: Usage, cost: float) -> None:
-        if cache in HITS:
+        if cache in SAVED:
             self.tokens_saved[model] += usage.total_tokens
             self.cost_saved[model] += cost
         else:

@@ -55,7 +55,7 @@ def render(stats: dict[str, Any]) -> str:
     for b in stats["backends"]:
         engine = b.get("engine") or {}
         extra = f", running {engine.get('running')}, waiting {engine.get('waiting')}" if engine else ""
-        rows.append((f"{b['model']} @ {b['replica']}", f"circuit {b['breaker']}, in flight {b['outstanding']}{extra}"))
+        rows.append((f"{b['replica']}", f"circuit {b['breaker']}, in flight {b['outstanding']}{extra}"))
     width = max(len(k) for k, _ in rows)
     title = f"cachegate stats ({stats.get('scope', 'replica')})"
     return "\n".join([title, "-" * len(title)] + [f"{k:<{width}}  {v}" for k, v in rows])

@@ -12,9 +12,11 @@ from pydantic import BaseModel, ValidationError
 
 from cachegate.backends.base import BackendRequest
 from cachegate.errors import InvalidRequest
+from cachegate.json_depth import depth
 from cachegate.schema import ChatCompletionRequest, CompletionRequest, SamplingFields
 from engine.sampling_params import SamplingParams
 
+MAX_BODY_DEPTH = 64     # nesting a request body may have (tool schemas are deep, but not this deep)
 ENDPOINT_SCHEMAS: dict[str, type[SamplingFields]] = {
     "chat": ChatCompletionRequest,
     "completions": CompletionRequest,
@@ -26,12 +28,21 @@ def parse_body(raw: bytes, schema: type[BaseModel]) -> Any:
         data = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InvalidRequest(f"We could not parse the JSON body of your request: {exc}") from None
+    except RecursionError:
+        raise too_deep() from None
+    if depth(data, MAX_BODY_DEPTH) > MAX_BODY_DEPTH:
+        raise too_deep()
     if not isinstance(data, dict):
         raise InvalidRequest("The request body must be a JSON object")
     try:
         return schema.model_validate(data)
     except ValidationError as exc:
         raise validation_error(exc) from None
+
+
+def too_deep() -> InvalidRequest:
+    return InvalidRequest(f"The JSON body of your request nests deeper than {MAX_BODY_DEPTH} levels",
+                          code="too_deeply_nested")
 
 
 _TYPE_SEGMENTS = {"str", "int", "float", "bool", "dict", "list", "none", "literal"}
@@ -55,7 +66,7 @@ def _is_field(part: str | int) -> bool:
     return isinstance(part, int) or (part.isidentifier() and part not in _TYPE_SEGMENTS)
 
 
-def to_backend_request(body: SamplingFields, tenant: str = "default") -> BackendRequest:
+def to_backend_request(body: SamplingFields, tenant: str = "default", request_id: str = "") -> BackendRequest:
     """The request as the client asked it: `model` is still the client's field (auto, a tier, a model)
     and `max_tokens`, when the client gave none, the routed model's default once the gateway routes it."""
     requested = body.requested_max_tokens  # type: ignore[attr-defined]
@@ -68,7 +79,7 @@ def to_backend_request(body: SamplingFields, tenant: str = "default") -> Backend
         stop=list(body.stop or []),
     )
     common = dict(model=body.model, params=params, tenant=tenant, max_tokens_explicit=requested is not None,
-                  request_id=uuid.uuid4().hex)
+                  request_id=request_id or uuid.uuid4().hex, user=body.user)
     if isinstance(body, ChatCompletionRequest):
         return BackendRequest(messages=[m.canonical() for m in body.messages], tools=body.tools,
                               extra=_chat_extra(body), **common)
@@ -78,5 +89,6 @@ def to_backend_request(body: SamplingFields, tenant: str = "default") -> Backend
 
 def _chat_extra(body: ChatCompletionRequest) -> dict[str, Any]:
     """Answer-changing chat fields the engine does not read itself but the cache key must cover."""
-    return {k: v for k, v in (("tool_choice", body.tool_choice), ("response_format", body.response_format))
-            if v is not None}
+    fields = (("tool_choice", body.tool_choice), ("response_format", body.response_format),
+              ("parallel_tool_calls", body.parallel_tool_calls))
+    return {k: v for k, v in fields if v is not None}

@@ -39,6 +39,7 @@ class BackendRequest:
     tenant: str = "default"
     priority: int = 0
     request_id: str = ""
+    user: str | None = None             # the client's own `user` field (passed on upstream, never the tenant)
     max_tokens_explicit: bool = True    # False: the default may be clamped to the room left in context
     extra: dict[str, Any] = field(default_factory=dict)  # other answer-changing fields (tool_choice...)
 

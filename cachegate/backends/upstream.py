@@ -3,6 +3,8 @@ cachegate), always asked to stream so the gateway can pass tokens on as they com
 
 Failures are classified for the resilience layer: connection errors, timeouts, 429 and 5xx are
 retryable `BackendError`s; any other 4xx is the request's own fault and goes back to the client.
+Tool calls pass through as OpenAI streams them. The tenant goes only to the gateway's own engine servers
+(`forward_tenant`); a third-party upstream sees the client's own `user` field, or none.
 """
 from __future__ import annotations
 
@@ -20,9 +22,10 @@ from cachegate.errors import (BackendError, BackendRateLimited, BackendRejected,
 
 class UpstreamBackend:
     def __init__(self, info: ModelInfo, url: str, upstream_model: str | None = None, api_key: str | None = None,
-                 connect_timeout_s: float = 2.0, read_timeout_s: float = 60.0) -> None:
+                 connect_timeout_s: float = 2.0, read_timeout_s: float = 60.0, forward_tenant: bool = False) -> None:
         self.info = info
         self.url = url.rstrip("/")
+        self.forward_tenant = forward_tenant
         self.upstream_model = upstream_model or info.name
         self.api_key = api_key
         self.timeout = aiohttp.ClientTimeout(total=None, sock_connect=connect_timeout_s, sock_read=read_timeout_s)
@@ -60,8 +63,8 @@ class UpstreamBackend:
         assert self.session is not None
         endpoint = "/chat/completions" if request.messages is not None else "/completions"
         try:
-            async with self.session.post(self.url + endpoint, json=self.body(request),
-                                         headers={"x-cachegate-tenant": request.tenant}) as response:
+            headers = {"x-cachegate-tenant": request.tenant} if self.forward_tenant else None
+            async with self.session.post(self.url + endpoint, json=self.body(request), headers=headers) as response:
                 if response.status != 200:
                     raise await failure(response)
                 async for chunk in parse_stream(response.content):
@@ -84,7 +87,7 @@ class UpstreamBackend:
         else:
             body["prompt"] = request.prompt
         for key, value in (("stop", p.stop or None), ("seed", p.seed), ("top_k", p.top_k or None),
-                           ("user", request.tenant if request.tenant != "default" else None)):
+                           ("user", request.user)):
             if value is not None:
                 body[key] = value
         return body
@@ -124,8 +127,10 @@ async def parse_stream(content: aiohttp.StreamReader) -> AsyncIterator[Chunk]:
         for choice in event.get("choices") or []:
             if pending is not None:
                 yield pending
-            text = (choice.get("delta") or {}).get("content") or choice.get("text") or ""
-            pending = Chunk(text=text, finish_reason=choice.get("finish_reason"))
+            delta = choice.get("delta") or {}
+            text = delta.get("content") or choice.get("text") or ""
+            pending = Chunk(text=text, finish_reason=choice.get("finish_reason"),
+                            tool_calls=tool_call_deltas(delta.get("tool_calls")))
         if usage and pending is not None:
             details = usage.get("prompt_tokens_details") or {}
             pending.usage = Usage(usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0),
@@ -135,6 +140,22 @@ async def parse_stream(content: aiohttp.StreamReader) -> AsyncIterator[Chunk]:
             raise BackendUnavailable("upstream closed the stream before the answer finished")
     if pending is not None:
         yield pending
+
+
+def tool_call_deltas(raw) -> list[dict] | None:
+    """The tool-call deltas of one SSE event, kept to OpenAI's fields (anything malformed is dropped)."""
+    if not isinstance(raw, list):
+        return None
+    out = []
+    for delta in raw:
+        if not isinstance(delta, dict):
+            continue
+        fn = delta.get("function") if isinstance(delta.get("function"), dict) else {}
+        kept = {"index": delta.get("index", len(out)) if isinstance(delta.get("index", 0), int) else len(out),
+                "function": {k: fn[k] for k in ("name", "arguments") if isinstance(fn.get(k), str)}}
+        kept |= {k: delta[k] for k in ("id", "type") if isinstance(delta.get(k), str)}
+        out.append(kept)
+    return out or None
 
 
 def _seconds(value: str | None) -> float | None:

@@ -5,12 +5,14 @@ an answer served from cache, `ttl` bounds how long this answer is kept, `namespa
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from cachegate.errors import InvalidRequest
 
 DEFAULT_NAMESPACE = "default"
+WHOLE_SECONDS = re.compile(r"[0-9]{1,12}")      # ASCII digits only: "¹".isdigit() is True
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,7 @@ def parse_cache_control(header: str | None) -> dict[str, Any]:
 
 
 def _seconds(value: str, name: str) -> float:
-    if not value.isdigit():
+    if not WHOLE_SECONDS.fullmatch(value):
         raise InvalidRequest(f"Invalid Cache-Control directive '{name}={value}': expected whole seconds",
                              param="Cache-Control", code="invalid_value")
     return float(value)

@@ -2,14 +2,15 @@
 
 Entries live at `exact:<tenant>/<namespace>/<key>`, so a tenant or a namespace can be purged with
 one scan. The store is guarded: Redis going away skips the tier (counted, logged) and requests still
-succeed; a corrupt entry is dropped and treated as a miss.
+succeed; a corrupt entry is dropped, counted and treated as a miss. A cut answer (`max_tokens`) never
+replaces one that covers more.
 """
 from __future__ import annotations
 
 import logging
 from urllib.parse import quote
 
-from cachegate.cache.answer import CachedAnswer
+from cachegate.cache.answer import CachedAnswer, CorruptEntry
 from cachegate.stores.base import namespaced
 from cachegate.stores.guarded import GuardedStore
 
@@ -21,6 +22,7 @@ class ExactTier:
         self.store = store
         self.namespace = namespace
         self.ttl_s = ttl_s
+        self.corrupt = 0
 
     def path(self, tenant: str, namespace: str, key: str) -> str:
         return namespaced(self.namespace, f"{quote(tenant, safe='')}/{quote(namespace, safe='')}/{key}")
@@ -32,14 +34,22 @@ class ExactTier:
             return None
         try:
             return CachedAnswer.from_bytes(raw)
-        except (ValueError, TypeError, KeyError) as exc:
+        except CorruptEntry as exc:
+            self.corrupt += 1
             log.warning("dropping unreadable exact entry %s: %s", key[:16], exc)
             await self.store.delete(path)
             return None
 
     async def put(self, tenant: str, namespace: str, key: str, answer: CachedAnswer,
-                  ttl_s: float | None = None) -> None:
-        await self.store.set(self.path(tenant, namespace, key), answer.to_bytes(), ttl_s or self.ttl_s)
+                  ttl_s: float | None = None) -> bool:
+        """Store the answer, unless it is cut and the entry there already covers it; True when stored."""
+        path = self.path(tenant, namespace, key)
+        if not answer.complete:
+            kept = await self.lookup(tenant, namespace, key)
+            if kept is not None and kept.covers(answer):
+                return False
+        await self.store.set(path, answer.to_bytes(), ttl_s or self.ttl_s)
+        return True
 
     async def delete(self, key: str) -> bool:
         """Forget one entry by its key (the `x-cachegate-key` header), whatever its tenant."""

@@ -1,7 +1,8 @@
 """The exact-cache key: a hash over everything that changes the answer.
 
 Tenant, endpoint, resolved model, every message (system included) with its role, tools and the
-resolved sampling parameters. `stream` and `user` are left out: they never change the text.
+resolved sampling parameters, `seed` included. `stream` and `user` are left out: they never change the
+text; so is `max_tokens`, which only cuts it (a stored answer serves any `max_tokens` it fits).
 """
 from __future__ import annotations
 
@@ -12,12 +13,11 @@ from typing import Any
 
 from cachegate.backends.base import BackendRequest
 
-KEY_VERSION = 1
+KEY_VERSION = 2
 
 
 def exact_key(endpoint: str, request: BackendRequest) -> str:
-    params = asdict(request.params)
-    params["stop"] = sorted(params["stop"])
+    params = answer_params(request)
     material = {
         "v": KEY_VERSION,
         "endpoint": endpoint,
@@ -30,6 +30,14 @@ def exact_key(endpoint: str, request: BackendRequest) -> str:
         "extra": request.extra,
     }
     return hashlib.sha256(canonical_json(material)).hexdigest()
+
+
+def answer_params(request: BackendRequest) -> dict[str, Any]:
+    """The sampling parameters that change an answer's text (all but `max_tokens`), stops sorted."""
+    params = asdict(request.params)
+    params["stop"] = sorted(params["stop"])
+    del params["max_tokens"]
+    return params
 
 
 def canonical_json(value: Any) -> bytes:

@@ -10,14 +10,14 @@ from cachegate.semantic.policy_file import load_policy
 from cachegate.semantic.tier import SemanticTier, TierConfig
 from cachegate.settings import Settings
 from cachegate.stores.factory import open_store
-from cachegate.stores.guarded import GuardedStore
+from cachegate.stores.guarded import GuardedStore, StoreHealth
 from policies.eviction import EvictionPolicy
 
 
-def build_semantic_store(settings: Settings) -> GuardedStore:
+def build_semantic_store(settings: Settings, health: StoreHealth | None = None) -> GuardedStore:
     cfg = settings.cache.semantic
     # room above the tier's own bound, so the memory store's LRU never evicts behind the catalog's back
-    return open_store("semantic", cfg.store, cfg.max_bytes * 2, settings.redis)
+    return open_store("semantic", cfg.store, cfg.max_bytes * 2, settings.redis, health)
 
 
 def build_semantic_tier(settings: Settings, store: GuardedStore, embedder: Embedder | None = None) -> SemanticTier:
@@ -31,7 +31,8 @@ def build_semantic_tier(settings: Settings, store: GuardedStore, embedder: Embed
         entries=EntryStore(store, cfg.namespace), embedder=embedder, policy=load_policy(cfg),
         catalog=Catalog(index), eviction=EvictionPolicy(cfg.max_entries, cfg.max_bytes),
         cfg=TierConfig(ttl_s=cfg.ttl_s, top_k=cfg.index.top_k, context_turns=cfg.context_turns,
-                       max_context_chars=cfg.max_context_chars, sweep_interval_s=cfg.sweep_interval_s))
+                       max_context_chars=cfg.max_context_chars, history=cfg.history,
+                       sweep_interval_s=cfg.sweep_interval_s))
     if cfg.store == "redis":
         tier.follower = Follower(store.store, f"{cfg.namespace}-events", tier.follow_put, tier.catalog.remove,
                                  tier.load, retry_s=max(0.1, settings.redis.retry_interval_s))

@@ -9,6 +9,7 @@ import logging
 import time
 from collections.abc import AsyncIterator
 
+from cachegate.cache.answer import CorruptEntry
 from cachegate.semantic.entry import SemanticEntry, id_text, parse_id
 from cachegate.stores.base import namespaced
 from cachegate.stores.guarded import GuardedStore
@@ -22,6 +23,7 @@ class EntryStore:
         self.store = store
         self.namespace = namespace
         self.hits_namespace = namespace + "-hits"
+        self.corrupt = 0
 
     @property
     def reachable(self) -> bool:
@@ -44,7 +46,8 @@ class EntryStore:
             return None
         try:
             return SemanticEntry.from_bytes(raw)
-        except (ValueError, TypeError, KeyError) as exc:
+        except CorruptEntry as exc:
+            self.corrupt += 1
             log.warning("dropping unreadable semantic entry %s: %s", id_text(entry_id), exc)
             await self.store.delete(self.key(entry_id))
             return None
@@ -73,8 +76,15 @@ class EntryStore:
         ttl = entry.expires_at - time.time()
         if ttl > 0:
             raw = await self.store.get(key)
-            await self.store.set(key, str(int(raw or 0) + 1).encode(), ttl)
+            await self.store.set(key, str(_count(raw) + 1).encode(), ttl)
 
     async def hits(self, entry_id: int) -> int:
-        raw = await self.store.get(namespaced(self.hits_namespace, id_text(entry_id)))
-        return int(raw or 0)
+        return _count(await self.store.get(namespaced(self.hits_namespace, id_text(entry_id))))
+
+
+def _count(raw: bytes | None) -> int:
+    """A hit counter as stored; anything unreadable counts as 0 (it is only a statistic)."""
+    try:
+        return max(0, int(raw or 0))
+    except ValueError:
+        return 0

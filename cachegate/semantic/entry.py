@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from cachegate.backends.base import Usage
-from cachegate.cache.answer import CachedAnswer
+from cachegate.cache.answer import CachedAnswer, CorruptEntry, load_json, need, typed
 from cachegate.semantic.context import Probe
 
 CONTEXT_WEIGHT = 0.5   # how much the earlier turns pull the index vector (exact signals decide hits)
@@ -74,12 +73,20 @@ class SemanticEntry:
 
     @classmethod
     def from_bytes(cls, raw: bytes) -> SemanticEntry:
-        d = json.loads(raw)
-        answer = d["answer"] | {"usage": Usage(**d["answer"]["usage"])}
-        return cls(id=int(d["id"]), scope=d["scope"], namespace=d["namespace"], tenant=d["tenant"],
-                   query=d["query"], context=d["context"], query_vector=_unpack(d["qv"]),
-                   context_vector=None if d["cv"] is None else _unpack(d["cv"]), answer=CachedAnswer(**answer),
-                   expires_at=float(d["expires_at"]), created=float(d["created"]), hits=int(d.get("hits", 0)))
+        """Raises `CorruptEntry` for anything but a well-formed entry."""
+        d = load_json(raw)
+        need(isinstance(d, dict), "an entry is an object")
+        text = {k: typed(d, k, str) for k in ("scope", "namespace", "tenant", "query", "context")}
+        need(d.get("cv") is None or isinstance(d["cv"], str), "cv is packed text")
+        try:
+            query_vector = _unpack(typed(d, "qv", str))
+            context_vector = None if d.get("cv") is None else _unpack(d["cv"])
+        except ValueError as exc:
+            raise CorruptEntry(f"malformed entry: vectors ({exc})") from None
+        return cls(id=typed(d, "id", int), **text, query_vector=query_vector, context_vector=context_vector,
+                   answer=CachedAnswer.from_dict(d.get("answer")),
+                   expires_at=float(typed(d, "expires_at", (int, float))),
+                   created=float(typed(d, "created", (int, float))), hits=int(d.get("hits", 0) or 0))
 
     def summary(self) -> dict:
         return {"id": id_text(self.id), "namespace": self.namespace, "query": self.query,

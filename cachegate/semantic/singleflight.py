@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 from cachegate.backends.base import Chunk
 
-OnChunk = Callable[[Chunk, list[Chunk]], Awaitable[None]]
+OnChunk = Callable[[Chunk], Awaitable[None]]
 
 
 class Flight:
@@ -46,7 +46,7 @@ class Flight:
         try:
             async for chunk in source:
                 if on_chunk is not None:
-                    await on_chunk(chunk, self.chunks)   # e.g. store the answer before its last chunk is out
+                    await on_chunk(chunk)   # e.g. store the answer before its last chunk is out
                 self.chunks.append(chunk)
                 self.changed.set()
         except asyncio.CancelledError:

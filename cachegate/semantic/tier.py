@@ -35,6 +35,7 @@ class TierConfig:
     top_k: int = 8
     context_turns: int = 1
     max_context_chars: int = 1500
+    history: str = "exact"          # "exact": earlier turns must match exactly | "window": see context.py
     sweep_interval_s: float = 30.0
 
 
@@ -75,12 +76,12 @@ class SemanticTier:
     # -- lookups -------------------------------------------------------------------------------
     async def prepare(self, endpoint: str, request: BackendRequest, namespace: str) -> Lookup | None:
         """Probe, scope and vectors of a request; None when the tier does not apply to it."""
-        probe = probe_of(request, self.cfg.context_turns, self.cfg.max_context_chars)
+        probe = probe_of(request, self.cfg.context_turns, self.cfg.max_context_chars, self.cfg.history)
         if probe is None:
             return None
         vectors = await self.embedder.embed(probe.texts)
-        return Lookup(probe, scope_of(endpoint, request, namespace), namespace, request.tenant, vectors[0],
-                      vectors[1] if probe.context else None)
+        return Lookup(probe, scope_of(endpoint, request, namespace, probe.history), namespace, request.tenant,
+                      vectors[0], vectors[1] if probe.context else None)
 
     async def lookup(self, endpoint: str, request: BackendRequest, namespace: str = "default",
                      max_age_s: float | None = None) -> Lookup | None:
@@ -144,7 +145,12 @@ class SemanticTier:
 
     async def _put(self, probe: Lookup, answer: CachedAnswer, ttl_s: float) -> SemanticEntry | None:
         now = time.time()
-        entry = SemanticEntry(entry_id(probe.scope, probe.probe), probe.scope, probe.namespace, probe.tenant,
+        id_ = entry_id(probe.scope, probe.probe)
+        if not answer.complete and id_ in self.catalog:     # a cut answer never replaces one covering more
+            kept = await self.entries.get(id_)
+            if kept is not None and kept.answer.covers(answer):
+                return None
+        entry = SemanticEntry(id_, probe.scope, probe.namespace, probe.tenant,
                               probe.probe.query, probe.probe.context, probe.query_vector, probe.context_vector,
                               answer, expires_at=now + ttl_s, created=now)
         if not await self.entries.put(entry):

@@ -36,6 +36,10 @@ class Store(Protocol):
 
     async def ping(self) -> bool: ...
 
+    async def probe(self) -> None:
+        """Raise `StoreUnavailable` unless the store takes a write now."""
+        ...
+
     async def close(self) -> None: ...
 
 

@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 from cachegate.settings import RedisSettings
-from cachegate.stores.guarded import GuardedStore
+from cachegate.stores.guarded import GuardedStore, StoreHealth
 from cachegate.stores.memory import MemoryStore
 
 
-def open_store(tier: str, kind: str, memory_bytes: int, redis: RedisSettings) -> GuardedStore:
+def open_store(tier: str, kind: str, memory_bytes: int, redis: RedisSettings,
+               health: StoreHealth | None = None) -> GuardedStore:
+    """`health`: shared by the stores of one Redis (pass the same object), so one outage, and one
+    recovery, is seen by every tier in it at once."""
     if kind == "redis":
         if not redis.url:
             raise ValueError(f"cache.{tier}.store is 'redis' but redis.url is not set")
@@ -14,4 +17,4 @@ def open_store(tier: str, kind: str, memory_bytes: int, redis: RedisSettings) ->
         store = RedisStore(redis.url, redis.key_prefix, redis.socket_timeout_s)
     else:
         store = MemoryStore(max_bytes=memory_bytes)
-    return GuardedStore(store, retry_interval_s=redis.retry_interval_s)
+    return GuardedStore(store, retry_interval_s=redis.retry_interval_s, health=health)

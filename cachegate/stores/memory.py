@@ -65,6 +65,9 @@ class MemoryStore:
     async def ping(self) -> bool:
         return True
 
+    async def probe(self) -> None:
+        return None
+
     async def close(self) -> None:
         self._entries.clear()
         self._bytes = 0

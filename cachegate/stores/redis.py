@@ -1,20 +1,20 @@
 """Redis store over `redis.asyncio`: entries shared by every gateway replica, TTL kept by Redis.
 
-Connection failures surface as `StoreUnavailable` after a short socket timeout; the tier above decides
-to skip the store. The client reconnects by itself, so service resumes when Redis is back.
+Every Redis failure (unreachable, a timeout, OOM under `noeviction`, a read-only replica, any error
+reply) surfaces as `StoreUnavailable`; the tier above decides to skip the store. The client reconnects
+by itself, so service resumes when Redis is back.
 """
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
 import redis.asyncio as aioredis
-from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from cachegate.stores.base import StoreStats, StoreUnavailable
 
-_UNREACHABLE = (RedisConnectionError, RedisTimeoutError, OSError)
+_FAILED = (RedisError, OSError)        # unreachable, timeouts, and error replies: OOM, READONLY, WRONGTYPE...
+PROBE_KEY = "probe"
 
 
 class RedisStore:
@@ -42,7 +42,7 @@ class RedisStore:
         try:
             async for raw in self.client.scan_iter(match=pattern, count=500):
                 yield raw.decode()[len(self.prefix):]
-        except _UNREACHABLE as exc:
+        except _FAILED as exc:
             raise StoreUnavailable(str(exc)) from exc
 
     async def stats(self) -> StoreStats:
@@ -52,7 +52,7 @@ class RedisStore:
             entries = 0
             async for _ in self.client.scan_iter(match=pattern, count=1000):
                 entries += 1
-        except _UNREACHABLE as exc:
+        except _FAILED as exc:
             raise StoreUnavailable(str(exc)) from exc
         info = await self._call(self.client.info, "memory")
         return StoreStats(entries=entries, bytes=int(info.get("used_memory", 0)))
@@ -70,19 +70,23 @@ class RedisStore:
             while True:
                 message = await pubsub.get_message(timeout=poll_s)
                 yield None if message is None else message["data"]
-        except (*_UNREACHABLE, RedisError) as exc:
+        except _FAILED as exc:
             raise StoreUnavailable(f"redis subscription: {exc}") from exc
         finally:
             try:
                 await pubsub.aclose()
-            except (*_UNREACHABLE, RedisError):
+            except _FAILED:
                 pass
 
     async def ping(self) -> bool:
         try:
             return bool(await self.client.ping())
-        except (RedisError, OSError):
+        except _FAILED:
             return False
+
+    async def probe(self) -> None:
+        """A small write with a short TTL: raises `StoreUnavailable` unless Redis takes writes."""
+        await self._call(self.client.set, self.prefix + PROBE_KEY, b"1", px=5000)
 
     async def close(self) -> None:
         await self.client.aclose()
@@ -90,8 +94,8 @@ class RedisStore:
     async def _call(self, fn, *args, **kwargs):
         try:
             return await fn(*args, **kwargs)
-        except _UNREACHABLE as exc:
-            raise StoreUnavailable(f"redis: {exc}") from exc
+        except _FAILED as exc:
+            raise StoreUnavailable(f"redis: {type(exc).__name__}: {exc}") from exc
 
 
 def _escape_glob(text: str) -> str:

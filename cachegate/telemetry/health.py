@@ -17,12 +17,13 @@ async def stores_health(stores: dict) -> dict[str, dict[str, Any]]:
 
 
 def replicas_health(backends: dict) -> list[dict[str, Any]]:
+    """One row per replica, named as the config names it (`model#i`), never by its URL."""
     out = []
     for model, backend in backends.items():
-        for replica in getattr(backend, "replicas", [backend]):
+        for i, replica in enumerate(getattr(backend, "replicas", [backend])):
             inner = getattr(replica, "backend", replica)
             breaker = getattr(replica, "breaker", None)
-            row = {"model": model, "tier": backend.info.tier, "replica": getattr(inner, "url", "inprocess"),
+            row = {"model": model, "tier": backend.info.tier, "replica": f"{model}#{i}",
                    "up": getattr(replica, "available", True), "breaker": breaker.state if breaker else "closed",
                    "outstanding": getattr(replica, "outstanding", 0)}
             if hasattr(inner, "engine_stats"):

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from cachegate.accounting import PriceList
 from cachegate.backends.base import BackendRequest, Chunk, Usage
 from cachegate.errors import APIError
-from cachegate.stats import HITS, Stats
+from cachegate.stats import SAVED, Stats
 from cachegate.telemetry.histogram import bucket_of
 from cachegate.telemetry.ledger import Ledger
 from cachegate.telemetry.metrics import Metrics
@@ -129,7 +129,7 @@ class Telemetry:
             return {}
         cost = self.prices.cost(rec.model, rec.usage)
         self.stats.account(rec.cache, rec.model, rec.usage, cost)
-        kind = "saved" if rec.cache in HITS else "served"
+        kind = "saved" if rec.cache in SAVED else "served"
         self.metrics.tokens.labels(kind, rec.model).inc(rec.usage.total_tokens)
         self.metrics.cost.labels("saved" if kind == "saved" else "spent", rec.model).inc(cost)
         if kind == "saved":

@@ -30,7 +30,7 @@ def test_stats_prints_the_summary(server, capsys):
     out = capsys.readouterr().out
     assert re.search(r"^requests \(last hour\)\s+3$", out, re.M)
     assert "hit rate" in out and "66.7%" in out
-    assert "echo @ inprocess" in out
+    assert re.search(r"^echo#0\s+circuit closed", out, re.M)
 
 
 def test_stats_json(server, capsys):

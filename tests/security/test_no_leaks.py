@@ -10,7 +10,8 @@ from tests.gateway.conftest import make_settings
 from tests.support.fake_backend import EchoBackend
 
 OWN_HEADERS = {"content-type", "content-length", "x-cachegate-cache", "x-cachegate-key", "x-cachegate-route",
-               "x-cachegate-similarity", "x-cachegate-entry", "x-cachegate-single-flight", "cache-control"}
+               "x-cachegate-similarity", "x-cachegate-entry", "x-cachegate-single-flight", "cache-control",
+               "x-request-id"}
 
 
 @pytest.fixture

@@ -38,12 +38,14 @@ class EchoBackend:
             raise ContextLengthExceeded(f"{prompt_tokens} tokens do not fit {self.info.max_context}")
         if self.fail_before:
             raise BackendUnavailable("backend down")
-        words = self.answer_for(request).split(" ")[: request.params.max_tokens]
+        every = self.answer_for(request).split(" ")
+        words = every[: request.params.max_tokens]
+        cut = len(words) < len(every)
         for i, word in enumerate(words):
             if self.fail_after_chunks is not None and i >= self.fail_after_chunks:
                 raise BackendUnavailable("backend died mid-stream")
             await asyncio.sleep(self.delay_s)
             last = i == len(words) - 1
             yield Chunk(text=word if i == 0 else " " + word,
-                        finish_reason=self.finish_reason if last else None,
+                        finish_reason=("length" if cut else self.finish_reason) if last else None,
                         usage=Usage(prompt_tokens, len(words)) if last else None)
