@@ -19,6 +19,7 @@ import torch
 
 from engine.config import EngineConfig
 from engine.errors import EngineOverloadedError, EngineShutdownError
+from engine.guided.spec import GuideSpec
 from engine.llm_engine import BatchFailed, LLMEngine
 from engine.loader import DEFAULT_MODEL
 from engine.outputs import RequestOutput
@@ -107,9 +108,10 @@ class AsyncEngine:
 
     async def generate(self, prompt_token_ids: list[int], params: SamplingParams,
                        request_id: str | None = None, tenant: str | None = None,
-                       priority: int = 0) -> AsyncIterator[RequestOutput]:
+                       priority: int = 0, guide: GuideSpec | None = None) -> AsyncIterator[RequestOutput]:
         """Stream a request's outputs; the last one carries `metrics`. Higher `priority` runs first.
-        `tenant` scopes prefix reuse. Leaving the loop early aborts the request. A full waiting queue
+        `tenant` scopes prefix reuse. `guide`: the grammar the output follows (compiled off the event
+        loop, once per spec). Leaving the loop early aborts the request. A full waiting queue
         (`max_waiting`) refuses the request at once with `EngineOverloadedError`."""
         if self._stopping.is_set():
             raise EngineShutdownError("the engine is shut down")
@@ -117,7 +119,9 @@ class AsyncEngine:
         limit = self.engine.engine_config.max_waiting
         if self.num_waiting >= limit:
             raise EngineOverloadedError(self.num_waiting, limit)
-        seq = Sequence(list(prompt_token_ids), params, request_id, tenant=tenant, priority=priority)
+        state = await asyncio.to_thread(self.engine.guide_state, guide, params) if guide else None
+        seq = Sequence(list(prompt_token_ids), params, request_id, tenant=tenant, priority=priority,
+                       guide=state)
         job = Job(seq, asyncio.get_running_loop())
         self._inbox.put(("add", job))
         finished = False

@@ -12,7 +12,9 @@ from pathlib import Path
 import torch
 
 from engine.config import EngineConfig, dtype_name
-from engine.errors import ContextLengthError, EmptyPromptError, EngineError, InvalidTokenError
+from engine.errors import (ContextLengthError, EmptyPromptError, EngineError, InvalidTokenError,
+                           RequestValidationError)
+from engine.guided.spec import GuideSpec
 from engine.kv.block_manager import BlockManager, BlockUsage
 from engine.loader import DEFAULT_MODEL, load_checkpoint
 from engine.model_runner import ModelRunner
@@ -46,6 +48,7 @@ class LLMEngine:
         self.seqs: dict[int, Sequence] = {}
         self.processors: dict[int, OutputProcessor] = {}
         self.generators: dict[int, torch.Generator | None] = {}
+        self._guides = self._masker = None      # grammar compiler and batch masker, built on first use
 
     @classmethod
     def from_pretrained(cls, spec: str | Path = DEFAULT_MODEL, device: str | torch.device = "cpu",
@@ -88,8 +91,38 @@ class LLMEngine:
         if min(prompt_token_ids) < 0 or max(prompt_token_ids) >= self.config.vocab_size:
             raise InvalidTokenError(f"prompt token ids must lie in [0, {self.config.vocab_size})")
 
+    @property
+    def guides(self):
+        """The grammar compiler (`engine.guided.compiler.GuideCompiler`); loads xgrammar on first use."""
+        if self._guides is None:
+            from engine.guided.compiler import GuideCompiler
+            self._guides = GuideCompiler(self.tokenizer, self.config.vocab_size, self.config.eos_token_ids)
+        return self._guides
+
+    @property
+    def masker(self):
+        """The batch masker (`engine.guided.bitmask.BatchMasker`): masks, timings."""
+        if self._masker is None:
+            from engine.guided.bitmask import BatchMasker
+            self._masker = BatchMasker(self.config.vocab_size)
+        return self._masker
+
+    def guide_state(self, spec: GuideSpec | None, params: SamplingParams):
+        """A fresh grammar state for a request (compiled once per spec, then cached); raises a
+        `RequestValidationError` for a bad schema or a max_tokens too small to complete an answer."""
+        if spec is None:
+            return None
+        if params.ignore_eos:
+            raise RequestValidationError("ignore_eos cannot be combined with a response format")
+        from engine.guided.state import GuideState
+        state = GuideState(self.guides.compile(spec))
+        state.check_budget(params.max_tokens)
+        return state
+
     def add_request(self, seq: Sequence) -> None:
         self.validate(seq.prompt_token_ids, seq.params)
+        if seq.guide is not None:
+            seq.guide.check_budget(seq.params.max_tokens)
         self.seqs[seq.seq_id] = seq
         self.processors[seq.seq_id] = OutputProcessor(seq, self.tokenizer, self.config.eos_token_ids)
         self.generators[seq.seq_id] = make_generator(seq.params, self.runner.device)
@@ -139,7 +172,13 @@ class LLMEngine:
         raise BatchFailed(ids, exc) from exc
 
     def sample(self, seqs: list[Sequence], logits: torch.Tensor) -> list[int]:
-        """Greedy rows in one argmax, the others each with their own generator."""
+        """Grammar masks on the constrained rows (one call), greedy rows in one argmax, the others each
+        with their own generator; then each grammar follows (or, near the budget, closes) its token."""
+        guided = [i for i, s in enumerate(seqs) if s.guide is not None]
+        for i in guided:
+            seqs[i].guide.ensure(seqs[i].output_token_ids)
+        if guided:
+            self.masker.apply(logits, guided, [seqs[i].guide for i in guided])
         tokens = [0] * len(seqs)
         greedy = [i for i, s in enumerate(seqs) if s.params.greedy]
         if greedy:
@@ -148,7 +187,15 @@ class LLMEngine:
         for i, seq in enumerate(seqs):
             if not seq.params.greedy:
                 tokens[i] = sample(logits[i], seq.params, self.generators[seq.seq_id])
+        if guided:
+            self.advance_guides([seqs[i] for i in guided], [tokens[i] for i in guided], guided, tokens)
         return tokens
+
+    def advance_guides(self, seqs: list[Sequence], sampled: list[int], rows: list[int], tokens: list[int]):
+        start = time.perf_counter()
+        for seq, token, row in zip(seqs, sampled, rows):
+            tokens[row] = seq.guide.advance(token, seq.params.max_tokens - seq.num_completion_tokens)
+        self.masker.stats.advance_s += time.perf_counter() - start
 
     def emit(self, seq: Sequence, token: int) -> RequestOutput:
         out = self.processors[seq.seq_id].on_token(token)
@@ -165,6 +212,8 @@ class LLMEngine:
         return out
 
     def forget(self, seq: Sequence) -> None:
+        if seq.guide is not None:
+            seq.guide.drop()
         for table in (self.seqs, self.processors, self.generators):
             table.pop(seq.seq_id, None)
 
@@ -204,15 +253,20 @@ class LLMEngine:
             if not seq.is_finished:
                 self.abort(seq.seq_id)
 
-    def generate(self, prompt_token_ids: list[int], params: SamplingParams, **kwargs) -> RequestOutput:
+    def generate(self, prompt_token_ids: list[int], params: SamplingParams, guide: GuideSpec | None = None,
+                 **kwargs) -> RequestOutput:
         """The whole completion as one output (text, ids, finish reason, usage, metrics)."""
-        return self.generate_many([prompt_token_ids], [params], **kwargs)[0]
+        return self.generate_many([prompt_token_ids], [params], guides=[guide], **kwargs)[0]
 
     def generate_many(self, prompts: list[list[int]], params: list[SamplingParams] | SamplingParams,
-                      tenant: str | None = None, priority: int = 0) -> list[RequestOutput]:
-        """Run several requests together (continuous batching) to their finish; outputs in order."""
+                      tenant: str | None = None, priority: int = 0,
+                      guides: list[GuideSpec | None] | None = None) -> list[RequestOutput]:
+        """Run several requests together (continuous batching) to their finish; outputs in order.
+        `guides[i]`: the grammar request i's output must follow (None: free text)."""
         params = params if isinstance(params, list) else [params] * len(prompts)
-        seqs = [Sequence(list(p), sp, tenant=tenant, priority=priority) for p, sp in zip(prompts, params)]
+        guides = guides or [None] * len(prompts)
+        seqs = [Sequence(list(p), sp, tenant=tenant, priority=priority, guide=self.guide_state(g, sp))
+                for p, sp, g in zip(prompts, params, guides)]
         pieces: dict[int, list[RequestOutput]] = {s.seq_id: [] for s in seqs}
         for seq in seqs:
             self.add_request(seq)

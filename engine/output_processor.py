@@ -1,5 +1,6 @@
 """Turning each sampled token into a `RequestOutput`: EOS and max_tokens checks, incremental
-detokenization, stop strings, and the final flush of held-back text.
+detokenization, stop strings, and the final flush of held-back text. An answer whose grammar had to be
+closed early for the budget finishes with "length", as one cut by max_tokens does.
 """
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ class OutputProcessor:
         if reason is not None:
             text += self.flush()
             reason = "stop" if self.stops.stopped else reason
+            if seq.guide is not None and seq.guide.num_forced:
+                reason = "length"          # the budget closed the answer early: cut short, though complete
         seq.finish_reason = reason
         return RequestOutput(seq.request_id, text, [token_id], reason,
                              seq.num_prompt_tokens, seq.num_completion_tokens)

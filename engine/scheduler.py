@@ -145,9 +145,12 @@ class Scheduler:
             self.preempt(victim)
 
     def preempt(self, seq: Sequence) -> None:
-        """Back to waiting, blocks released (full computed ones stay cached): recomputed when readmitted."""
+        """Back to waiting, blocks released (full computed ones stay cached) and its grammar's matcher
+        dropped: recomputed (and replayed) when readmitted."""
         self.running.remove(seq)
         self.blocks.free(seq, cache=True)
+        if seq.guide is not None:
+            seq.guide.drop()
         seq.num_preemptions += 1
         self.num_preemptions += 1
         self.add(seq)

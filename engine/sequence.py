@@ -1,5 +1,5 @@
 """`Sequence`: one request's token state (prompt + generated ids), identity, scheduling state and the
-KV blocks it holds, plus the timestamps its metrics come from.
+KV blocks it holds, its grammar if it has one, plus the timestamps its metrics come from.
 
 `token_ids` is prompt then completion; the first `num_computed_tokens` of them have their K/V in the
 blocks of `block_ids`. A sequence is ready to sample once every token is computed.
@@ -10,8 +10,12 @@ import enum
 import itertools
 import time
 import uuid
+from typing import TYPE_CHECKING
 
 from engine.sampling_params import SamplingParams
+
+if TYPE_CHECKING:
+    from engine.guided.state import GuideState
 
 ARRIVALS = itertools.count()
 
@@ -24,13 +28,14 @@ class Status(enum.Enum):
 
 class Sequence:
     def __init__(self, prompt_token_ids: list[int], params: SamplingParams, request_id: str | None = None,
-                 tenant: str | None = None, priority: int = 0) -> None:
+                 tenant: str | None = None, priority: int = 0, guide: GuideState | None = None) -> None:
         self.token_ids = list(prompt_token_ids)
         self.num_prompt_tokens = len(self.token_ids)
         self.params = params
         self.request_id = request_id or uuid.uuid4().hex
         self.tenant, self.priority = tenant, priority
         self.finish_reason: str | None = None
+        self.guide = guide                           # the grammar its output must follow, if any
         self.status = Status.WAITING
         self.seq_id = next(ARRIVALS)                 # unique handle; FIFO within a priority class
         self.arrival_time = time.perf_counter()

@@ -3,7 +3,9 @@
 Turns a `BackendRequest` into prompt token ids (the model's chat template or plain text), fits
 `max_tokens` to the context, and streams the engine's outputs as `Chunk`s. A base model without a
 chat template of its own answers chat requests through the engine's fallback transcript, whose stop
-string is added here. `engine_stats()` merges the engine's KV, prefix-reuse and latency figures.
+string is added here. Tools, tool_choice and response_format become a grammar the engine follows and
+tool calls parsed out of its text (see `structured`). `engine_stats()` merges the engine's KV,
+prefix-reuse and latency figures.
 """
 from __future__ import annotations
 
@@ -13,12 +15,10 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from cachegate.backends.base import BackendRequest, Chunk, ModelInfo, Usage
+from cachegate.backends.structured import AnswerShaper, Structure, chat_inputs, structure_of
 from cachegate.errors import BackendOverloaded, BackendUnavailable, ContextLengthExceeded, InvalidRequest
 from cachegate.settings import ModelSettings
 from engine.errors import EngineOverloadedError
-
-# Chat fields the in-process engine does not honour yet: refused, never silently ignored.
-UNSUPPORTED_CHAT_FIELDS = ("tool_choice", "response_format")
 
 log = logging.getLogger(__name__)
 
@@ -47,14 +47,16 @@ class InProcessBackend:
         return {"running": self.engine.num_running, "waiting": self.engine.num_waiting} | extra
 
     async def generate(self, request: BackendRequest) -> AsyncIterator[Chunk]:
-        refuse_unsupported(request, self.info.name)
-        prompt_ids = self.prompt_ids(request)
+        structure = structure_of(request)
+        prompt_ids = self.prompt_ids(request, structure)
         params = self.with_chat_stop(request, self.fit_to_context(request, len(prompt_ids)))
         # the fallback transcript ends in "Answer:", so a base model's answer starts with a space
         leading = request.messages is not None and bool(getattr(self.engine.tokenizer, "chat_stop", None))
+        shaper = AnswerShaper(structure)
+        guided = {"guide": structure.guide} if structure.guide is not None else {}
         try:
             async for out in self.engine.generate(prompt_ids, params, request_id=request.request_id,
-                                                  tenant=request.tenant, priority=request.priority):
+                                                  tenant=request.tenant, priority=request.priority, **guided):
                 usage = None
                 if out.finish_reason:
                     reused = out.metrics.cached_tokens if out.metrics else 0
@@ -63,7 +65,8 @@ class InProcessBackend:
                 if leading:
                     text = text.lstrip()
                     leading = not text
-                yield Chunk(text, out.finish_reason, usage)
+                text, calls, reason = shaper.shape(text, out.finish_reason)
+                yield Chunk(text, reason, usage, tool_calls=calls)
         except EngineOverloadedError as exc:
             raise BackendOverloaded(f"{self.info.name}: {exc}", retry_after_s=exc.retry_after_s) from exc
         except ValueError as exc:
@@ -72,13 +75,14 @@ class InProcessBackend:
             log.exception("engine %s failed", self.info.name)
             raise BackendUnavailable(f"the engine of '{self.info.name}' failed: {exc}") from exc
 
-    def prompt_ids(self, request: BackendRequest) -> list[int]:
+    def prompt_ids(self, request: BackendRequest, structure: Structure | None = None) -> list[int]:
         tokenizer = self.engine.tokenizer
         if request.prompt is not None:
             return tokenizer.encode(request.prompt)
+        messages, tools = chat_inputs(request, structure or Structure(),
+                                      getattr(tokenizer, "chat_template", None))
         try:
-            return tokenizer.apply_chat_template(request.messages, add_generation_prompt=True,
-                                                 tools=request.tools)
+            return tokenizer.apply_chat_template(messages, add_generation_prompt=True, tools=tools)
         except Exception as exc:  # the model's own template rejects the conversation (e.g. role order)
             raise InvalidRequest(f"The conversation does not fit the model's chat template: {exc}",
                                  param="messages") from exc
@@ -107,16 +111,6 @@ class InProcessBackend:
                     f"or completion.")
             params = type(params)(**{**params.__dict__, "max_tokens": room})
         return params
-
-
-def refuse_unsupported(request: BackendRequest, model: str) -> None:
-    """`tools`, `tool_choice` and `response_format` change what a client expects back; until the engine
-    honours them, a request carrying them is a clear 400 rather than plain text that ignores them."""
-    named = (["tools"] if request.tools else []) + [f for f in UNSUPPORTED_CHAT_FIELDS if f in request.extra]
-    if named:
-        raise InvalidRequest(f"The model '{model}' (the gateway's own engine) does not support "
-                             f"{', '.join(repr(n) for n in named)} yet; send the request to an upstream model "
-                             f"that does, or leave the field out.", param=named[0], code="unsupported_parameter")
 
 
 def load_engine(model: ModelSettings) -> Any:
