@@ -43,14 +43,14 @@ class ToolCallParser:
         while True:
             if not self.in_call:
                 piece, opened = self.scan_text()
-                content += piece
+                content += self.clean(piece)
                 if not opened:
-                    return self.clean(content), deltas
+                    return content, deltas
             else:
                 more, closed = self.scan_call()
                 deltas += more
                 if not closed:
-                    return self.clean(content), deltas
+                    return content, deltas
 
     def finish(self) -> tuple[str, list[dict[str, Any]]]:
         """The stream ended: release what was held back (an unfinished call's text goes out as it is)."""

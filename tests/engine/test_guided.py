@@ -127,3 +127,18 @@ def test_bad_or_unenforceable_schemas_are_refused(engine, schema, words):
 def test_a_budget_too_small_for_any_complete_answer_is_refused(engine):
     with pytest.raises(RequestValidationError, match="too small"):
         engine.guide_state(GuideSpec.json_schema(PERSON), SamplingParams(max_tokens=5))
+
+
+def test_every_prefix_of_an_answer_closes_to_a_valid_one(engine, tokenizer):
+    """The closing search from any point (even inside a string, a number or a key) ends in valid JSON."""
+    import xgrammar as xgr
+
+    from engine.guided.closer import closing_tokens
+    compiled = engine.guides.compile(GuideSpec.json_schema(PERSON))
+    document = json.dumps({"name": "Ann", "age": 31, "city": "Oslo", "tags": ["x \"y\" \\", "-1.5e3"]})
+    for cut in range(len(document) + 1):
+        matcher = xgr.GrammarMatcher(compiled.grammar)
+        assert matcher.accept_string(document[:cut])
+        plan = closing_tokens(matcher, 64, compiled.vocab)
+        assert plan is not None, document[:cut]
+        assert valid(document[:cut] + tokenizer.decode(plan), PERSON)
