@@ -77,6 +77,7 @@ class BackendError(APIError):
     status = 503
     type = "server_error"
     retryable = True
+    state = "is unavailable"        # what `public` tells the client, for a 503
 
     def __init__(self, message: str, *, retry_after_s: float | None = None, **kw) -> None:
         super().__init__(message, **kw)
@@ -91,8 +92,7 @@ class BackendError(APIError):
         (the details go to the log under the same id)."""
         if not self.retryable:
             return self
-        what = {429: "is rate limited by its provider", 504: "did not answer in time"}.get(self.status,
-                                                                                            "is unavailable")
+        what = {429: "is rate limited by its provider", 504: "did not answer in time"}.get(self.status, self.state)
         error = APIError(f"The model's backend {what}; retry shortly (request id {request_id})",
                          status=self.status, type=self.type, code="backend_unavailable")
         error.headers = self.headers
@@ -105,6 +105,7 @@ class BackendUnavailable(BackendError):
 
 class BackendOverloaded(BackendUnavailable):
     """503 with `retry-after`: the backend's queue is full; refused at once rather than queued."""
+    state = "is busy"
 
 
 class BackendTimeout(BackendError):

@@ -29,8 +29,15 @@ def require_json(http: Request) -> None:
                              code="unsupported_media_type", status=415)
 
 
+def closing(error: InvalidRequest) -> InvalidRequest:
+    """The connection closes after this answer, so the rest of an unread body is never taken in."""
+    error.headers = {"connection": "close"}
+    return error
+
+
 def too_large(limit: int) -> InvalidRequest:
-    return InvalidRequest(f"The request body is larger than {limit} bytes", code="request_too_large", status=413)
+    return closing(InvalidRequest(f"The request body is larger than {limit} bytes", code="request_too_large",
+                                  status=413))
 
 
 async def read_body(http: Request, limit: int, timeout_s: float) -> bytes:
@@ -47,8 +54,8 @@ async def read_body(http: Request, limit: int, timeout_s: float) -> bytes:
                     raise too_large(limit)
                 parts.append(part)
     except TimeoutError:
-        raise InvalidRequest(f"The request body did not arrive within {timeout_s:g} s", code="request_timeout",
-                             status=408) from None
+        raise closing(InvalidRequest(f"The request body did not arrive within {timeout_s:g} s",
+                                     code="request_timeout", status=408)) from None
     except ClientDisconnect:
         raise InvalidRequest("The client went away while sending the request body", code="client_disconnected",
                              status=400) from None

@@ -41,9 +41,15 @@ def serve(settings: Settings) -> int:
 
 
 def run_uvicorn(app, settings: Settings) -> None:
-    """uvicorn with the edge guards: a deadline for request headers (slow clients are closed)."""
+    import uvicorn
+    uvicorn.Server(uvicorn_config(app, settings)).run()
+
+
+def uvicorn_config(app, settings: Settings, **overrides: Any):
+    """uvicorn as the gateway runs it, with the edge guards: a deadline for request headers."""
     import uvicorn
 
     from cachegate.http_guards import header_timeout_protocol
-    uvicorn.run(app, host=settings.server.host, port=settings.server.port, log_level=settings.server.log_level,
-                timeout_graceful_shutdown=5, http=header_timeout_protocol(settings.server.header_timeout_s))
+    options = dict(host=settings.server.host, port=settings.server.port, log_level=settings.server.log_level,
+                   timeout_graceful_shutdown=5, http=header_timeout_protocol(settings.server.header_timeout_s))
+    return uvicorn.Config(app, **(options | overrides))

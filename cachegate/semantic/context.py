@@ -47,7 +47,7 @@ def probe_of(request: BackendRequest, context_turns: int = 1, max_context_chars:
     if history == "exact":
         return Probe(query, "", history_digest(earlier))
     start = window_start(earlier, context_turns)
-    window = context_text(earlier[start:], context_turns, max_context_chars=10 ** 9)
+    window = context_text(earlier[start:], context_turns, max_chars=10 ** 9)
     if len(window) > max_context_chars:        # what the embedding cannot see must match exactly
         return Probe(query, window[:max_context_chars], history_digest(earlier))
     return Probe(query, window, history_digest(earlier[:start]))

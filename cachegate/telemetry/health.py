@@ -34,16 +34,22 @@ def replicas_health(backends: dict) -> list[dict[str, Any]]:
 
 async def health(services) -> dict[str, Any]:
     stores = await stores_health(services.stores)
-    tier = services.gateway.semantic
+    gateway = services.gateway
+    tier = gateway.semantic
     if tier is not None and "semantic" in stores:      # entries as the tier counts them (not hit counters)
         stores["semantic"] |= {"entries": len(tier.catalog), "bytes": tier.catalog.bytes}
-    return {"stores": stores, "backends": replicas_health(services.gateway.backends)}
+    faults = {"store_errors": gateway.stats.store_errors,
+              "exact_corrupt": gateway.exact.corrupt if gateway.exact is not None else 0,
+              "semantic_corrupt": tier.entries.corrupt if tier is not None else 0}
+    return {"stores": stores, "backends": replicas_health(gateway.backends), "faults": faults}
 
 
 def export(metrics: Metrics, state: dict[str, Any], totals: dict[str, Any]) -> None:
     """Set the scrape-time gauges from a health snapshot and the window's totals."""
     for tier, key in (("exact", "exact_hit_rate"), ("semantic", "semantic_hit_rate"), ("any", "hit_rate")):
         metrics.hit_ratio.labels(tier).set(totals[key])
+    for kind, count in state.get("faults", {}).items():
+        metrics.cache_faults.labels(kind).set(count)
     for name, s in state["stores"].items():
         metrics.store_up.labels(name).set(1 if s["up"] else 0)
         if s["entries"] is not None:

@@ -29,6 +29,9 @@ class Metrics:
                                ["tier"], registry=r)
         self.store_entries = Gauge("cachegate_store_entries", "Entries per store", ["store"], registry=r)
         self.store_bytes = Gauge("cachegate_store_bytes", "Bytes per store", ["store"], registry=r)
+        self.cache_faults = Gauge("cachegate_cache_faults", "Answers served but not stored because a store "
+                                  "failed (store_errors), corrupt entries dropped (exact_corrupt, "
+                                  "semantic_corrupt)", ["kind"], registry=r)
         self.store_up = Gauge("cachegate_store_up", "1 when the store answers", ["store"], registry=r)
         self.backend_up = Gauge("cachegate_backend_up", "1 when the replica's circuit is not open",
                                 ["model", "replica"], registry=r)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from loadtests.loadgen.falsehits import judge
-from loadtests.loadgen.result import HIT_OUTCOMES, OUTCOMES, Result
+from loadtests.loadgen.result import HIT_OUTCOMES, OUTCOMES, SAVED_OUTCOMES, Result
 
 
 def percentiles(values: list[float]) -> dict[str, float | None]:
@@ -34,8 +34,9 @@ def per_outcome(answered: list[Result], wall_s: float) -> dict[str, Any]:
 
 
 def savings(answered: list[Result], price_in_per_1k: float, price_out_per_1k: float) -> dict[str, Any]:
-    """Estimated from the usage cached answers carry: a hit saves the tokens of the call it replaced."""
-    hits = [r for r in answered if r.outcome in HIT_OUTCOMES]
+    """Estimated from the usage cached answers carry: a hit (or a request that joined another's backend
+    call) saves the tokens of the call it replaced."""
+    hits = [r for r in answered if r.outcome in SAVED_OUTCOMES]
     prompt, completion = sum(r.prompt_tokens for r in hits), sum(r.completion_tokens for r in hits)
     cost = (prompt * price_in_per_1k + completion * price_out_per_1k) / 1000
     return {"tokens_saved": prompt + completion, "cost_saved": round(cost, 6), "savings_source": "estimate"}
@@ -82,7 +83,7 @@ def summarize(results: list[Result], wall_s: float, budget_ms: float | None = No
         "by_outcome": {o: counts[o] for o in OUTCOMES} | {o: n for o, n in counts.items() if o not in OUTCOMES},
         "wall_s": round(wall_s, 2), "throughput_rps": round(len(answered) / wall_s, 3) if wall_s else 0.0,
         "hit_rate": share(exact + semantic, len(answered)), "exact_hit_rate": share(exact, len(answered)),
-        "semantic_hit_rate": share(semantic, len(answered)),
+        "semantic_hit_rate": share(semantic, len(answered)), "joined_rate": share(counts["joined"], len(answered)),
         "ceiling": ceiling(results),
         "false_hits": verdicts.false, "false_hit_rate": round(verdicts.false_hit_rate, 4),
         "false_hits_by_tier": dict(verdicts.false_by_tier), "unverified_hits": verdicts.unverified,

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 HIT_OUTCOMES = ("hit-exact", "hit-semantic")
-OUTCOMES = ("hit-exact", "hit-semantic", "miss", "bypass")
+SAVED_OUTCOMES = HIT_OUTCOMES + ("joined",)     # joined: shared an identical request's backend call
+OUTCOMES = ("hit-exact", "hit-semantic", "joined", "miss", "bypass")
 
 
 @dataclass

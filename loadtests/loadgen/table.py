@@ -24,6 +24,7 @@ def headline(r: dict[str, Any]) -> list[tuple[str, str, str]]:
             ("  exact", pct(r["exact_hit_rate"]), pct(ref["exact_hit_rate"]) if "exact_hit_rate" in ref else ""),
             ("  semantic", pct(r["semantic_hit_rate"]),
              pct(ref["semantic_hit_rate"]) if "semantic_hit_rate" in ref else ""),
+            ("joined a call in flight", pct(r.get("joined_rate", 0.0)), ""),
             ("the stream allowed at most", (f"exact {pct(r['ceiling']['exact_hit_rate'])}, "
                                             f"any tier {pct(r['ceiling']['hit_rate'])}"), ""),
             ("false hits / all hits", (f"{r['false_hits']} ({pct(r['false_hit_rate'])}), "

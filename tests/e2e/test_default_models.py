@@ -29,4 +29,5 @@ def test_gemma3_answers_by_name_through_the_fallback_template(client):
         model="gemma3-270m", messages=[{"role": "user", "content": "What is the capital of France?"}],
         temperature=0, max_tokens=16)
     assert "Paris" in reply.choices[0].message.content
+    assert not reply.choices[0].message.content[0].isspace(), "the transcript's 'Answer:' space leaked"
     assert reply.choices[0].finish_reason == "stop" and reply.usage.prompt_tokens > 5

@@ -19,6 +19,13 @@ def test_models_lists_smollm2_and_gemma3(client):
     assert [m.id for m in client.models.list().data] == [MODEL, "gemma3-270m"]
 
 
+def test_models_retrieve_answers_for_a_served_model_and_404s_otherwise(client):
+    assert client.models.retrieve("gemma3-270m").id == "gemma3-270m"
+    with pytest.raises(openai.NotFoundError) as exc:
+        client.models.retrieve("no-such-model")
+    assert exc.value.body["code"] == "model_not_found"
+
+
 def test_chat_answers_and_the_repeat_is_an_exact_hit(client):
     first = ask(client, "What is the capital of France?")
     second = ask(client, "What is the capital of France?")
@@ -114,3 +121,4 @@ def test_stream_error_before_first_token_is_a_plain_4xx(client):
 def test_healthz(live_gateway):
     body = httpx.get(live_gateway.url + "/healthz").json()
     assert body["status"] == "ok" and body["models"] == [MODEL, "gemma3-270m"]
+

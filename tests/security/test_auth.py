@@ -92,3 +92,23 @@ def test_keys_from_redis(redis_url, backend, capsys):
         assert ask(client, "sk-not-there").status_code == 401
         assert main(["keys", "revoke", "--key", key, "--redis-url", redis_url, "--prefix", prefix]) == 0
         assert ask(client, key).status_code == 401
+
+
+@pytest.mark.redis
+async def test_bogus_keys_never_grow_the_remembered_keys_past_their_bound(redis_url):
+    import redis.asyncio as aioredis
+
+    from cachegate.auth import KeyRing
+    from cachegate.errors import Unauthorized
+    from cachegate.settings import AuthSettings
+    client = aioredis.Redis.from_url(redis_url)
+    prefix = f"kc-{uuid.uuid4().hex[:8]}:"
+    await client.hset(f"{prefix}apikey:{digest('sk-real')}", mapping={"tenant": "real"})
+    ring = KeyRing(AuthSettings(redis_keys=True, cache_entries=100), client, prefix)
+    assert (await ring.authenticate("Bearer sk-real")).tenant == "real"
+    for i in range(2_000):
+        with pytest.raises(Unauthorized):
+            await ring.authenticate(f"Bearer sk-bogus-{i}")
+    assert len(ring.remembered) == 100
+    assert (await ring.authenticate("Bearer sk-real")).tenant == "real"     # still answered (from Redis)
+    await client.aclose()

@@ -75,3 +75,67 @@ async def test_redis_down_falls_back_to_counting_in_memory():
     with pytest.raises(RateLimited):
         await limiter.admit(key)
     await dead.aclose()
+
+
+@pytest.mark.redis
+async def test_concurrent_requests_cannot_all_pass_the_check_before_any_is_counted(redis_url):
+    import asyncio
+
+    import httpx
+
+    from tests.support.live_server import LiveServer
+    extra = {"redis": {"url": redis_url, "key_prefix": f"race-{uuid.uuid4().hex[:8]}:"}}
+    keys = [{"key": "sk-r", "tenant": "r", "requests_per_minute": 5}]
+    settings = make_settings(auth={"keys": keys}, cache={"semantic": {"enabled": False}}, **extra)
+    with LiveServer(create_app(settings, backends={"echo": EchoBackend(delay_s=0.05)})) as server:
+        async with httpx.AsyncClient(base_url=server.url, timeout=30,
+                                     headers={"authorization": "Bearer sk-r"}) as client:
+            replies = await asyncio.gather(*(client.post("/v1/chat/completions", json={
+                "model": "echo", "messages": [{"role": "user", "content": f"q{i}"}]}) for i in range(50)))
+    codes = [r.status_code for r in replies]
+    assert codes.count(200) == 5 and codes.count(429) == 45
+
+
+def test_streams_cut_by_their_clients_are_charged_what_they_produced():
+    keys = [{"key": "sk-s", "tenant": "s", "tokens_per_minute": 40}]
+    settings = make_settings(auth={"keys": keys}, cache={"exact": {"enabled": False},
+                                                         "semantic": {"enabled": False}})
+    long_question = " ".join(f"word{i}" for i in range(30))
+    codes = []
+    with TestClient(create_app(settings, backends={"echo": EchoBackend(delay_s=0.01)})) as client:
+        for i in range(12):
+            with client.stream("POST", "/v1/chat/completions", headers={"authorization": "Bearer sk-s"},
+                               json={"model": "echo", "stream": True, "max_tokens": 60,
+                                     "messages": [{"role": "user", "content": f"{i} {long_question}"}]}) as r:
+                codes.append(r.status_code)
+                if r.status_code == 200:
+                    lines = r.iter_lines()
+                    for _ in range(6):               # the role chunk and a few words, then hang up
+                        next(lines)
+        limiter = client.app.state.services.limiter
+        charged = sum(v for (subject, _), v in limiter.local.counts.items() if subject.endswith(":tok"))
+    assert 429 in codes, f"cut streams were never charged: {codes}"
+    assert 0 < charged < 12 * 60, "a cut stream is charged what it produced, not its whole reservation"
+
+
+async def test_redis_refusing_writes_counts_the_whole_step_in_memory(redis_url):
+    """A Redis that reads but refuses writes (here: a script error) must not admit everything."""
+    import redis.asyncio as aioredis
+    client = aioredis.Redis.from_url(redis_url)
+    limiter = RateLimiter(client, prefix=f"ro-{uuid.uuid4().hex[:8]}:")
+    limiter.shared.script = _failing_script
+    key = Principal("a", "k", requests_per_minute=5)
+    admitted = 0
+    for _ in range(20):
+        try:
+            await limiter.admit(key)
+            admitted += 1
+        except RateLimited:
+            pass
+    await client.aclose()
+    assert admitted == 5 and limiter.redis_failures == 20
+
+
+async def _failing_script(**_):
+    from redis.exceptions import ReadOnlyError
+    raise ReadOnlyError("You can't write against a read only replica.")

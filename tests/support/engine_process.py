@@ -14,9 +14,10 @@ from tests.support.redis_server import free_port
 
 
 class EngineProcess:
-    def __init__(self, name: str, model: str = "packaged:smollm2-135m-instruct") -> None:
+    def __init__(self, name: str, model: str = "packaged:smollm2-135m-instruct", token: str | None = None) -> None:
         self.name = name
         self.model = model
+        self.token = token          # the gateway token it is started with (CACHEGATE_ENGINE_TOKEN)
         self.port = free_port()
         self.log = tempfile.NamedTemporaryFile(prefix=f"engine-{name}-", suffix=".log", delete=False)
         self.proc: subprocess.Popen | None = None
@@ -27,6 +28,9 @@ class EngineProcess:
 
     def start(self) -> EngineProcess:
         env = os.environ | {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}
+        env.pop("CACHEGATE_ENGINE_TOKEN", None)
+        if self.token:
+            env["CACHEGATE_ENGINE_TOKEN"] = self.token
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "cachegate", "engine", "--model", self.model, "--name", self.name,
              "--port", str(self.port), "--log-level", "warning"],

@@ -11,10 +11,15 @@ from tests.support.redis_server import free_port
 
 
 class LiveServer:
-    def __init__(self, app: FastAPI) -> None:
+    def __init__(self, app: FastAPI, settings=None) -> None:
+        """With `settings`, uvicorn runs as `cachegate serve` runs it (its edge guards included)."""
         self.port = free_port()
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
-                                timeout_graceful_shutdown=2)
+        options = dict(host="127.0.0.1", port=self.port, log_level="warning", timeout_graceful_shutdown=2)
+        if settings is not None:
+            from cachegate.serve import uvicorn_config
+            config = uvicorn_config(app, settings, **options)
+        else:
+            config = uvicorn.Config(app, **options)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
