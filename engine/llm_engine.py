@@ -12,8 +12,7 @@ from pathlib import Path
 import torch
 
 from engine.config import EngineConfig, dtype_name
-from engine.errors import (ContextLengthError, EmptyPromptError, EngineError, InvalidTokenError,
-                           RequestValidationError)
+from engine.errors import ContextLengthError, EmptyPromptError, EngineError, InvalidTokenError
 from engine.guided.spec import GuideSpec
 from engine.kv.block_manager import BlockManager, BlockUsage
 from engine.loader import DEFAULT_MODEL, load_checkpoint
@@ -113,7 +112,8 @@ class LLMEngine:
         if spec is None:
             return None
         if params.ignore_eos:
-            raise RequestValidationError("ignore_eos cannot be combined with a response format")
+            from engine.guided.errors import GrammarError
+            raise GrammarError("ignore_eos cannot be combined with a response format")
         from engine.guided.state import GuideState
         state = GuideState(self.guides.compile(spec))
         state.check_budget(params.max_tokens)

@@ -19,6 +19,7 @@ from cachegate.backends.structured import AnswerShaper, Structure, chat_inputs, 
 from cachegate.errors import BackendOverloaded, BackendUnavailable, ContextLengthExceeded, InvalidRequest
 from cachegate.settings import ModelSettings
 from engine.errors import EngineOverloadedError
+from engine.guided.errors import GrammarError
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +70,8 @@ class InProcessBackend:
                 yield Chunk(text, reason, usage, tool_calls=calls)
         except EngineOverloadedError as exc:
             raise BackendOverloaded(f"{self.info.name}: {exc}", retry_after_s=exc.retry_after_s) from exc
+        except GrammarError as exc:
+            raise InvalidRequest(str(exc), param=structure.param) from exc
         except ValueError as exc:
             raise InvalidRequest(str(exc)) from exc
         except (RuntimeError, MemoryError) as exc:

@@ -23,6 +23,11 @@ class Structure:
     guide: GuideSpec | None = None
 
     @property
+    def param(self) -> str:
+        """The request field a grammar error is about."""
+        return "tools" if self.guide is not None and self.guide.kind == "structural_tag" else "response_format"
+
+    @property
     def parses_calls(self) -> bool:
         return self.choice is not None and self.choice.calls_possible
 

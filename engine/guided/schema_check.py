@@ -10,7 +10,7 @@ from typing import Any
 
 import jsonschema
 
-from engine.errors import RequestValidationError
+from engine.guided.errors import GrammarError
 
 UNENFORCED = ("not", "if", "then", "else", "oneOf", "dependentRequired", "dependentSchemas")
 SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
@@ -19,7 +19,7 @@ SCHEMA_VALUES = ("additionalProperties", "items", "contains", "propertyNames", "
                  "unevaluatedProperties", "unevaluatedItems")
 
 
-class SchemaError(RequestValidationError):
+class SchemaError(GrammarError):
     pass
 
 

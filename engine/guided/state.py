@@ -12,9 +12,9 @@ from __future__ import annotations
 import torch
 import xgrammar as xgr
 
-from engine.errors import RequestValidationError
 from engine.guided.closer import closing_tokens
 from engine.guided.compiler import CompiledGuide
+from engine.guided.errors import GrammarError
 
 
 class GuideState:
@@ -27,8 +27,8 @@ class GuideState:
 
     def check_budget(self, max_tokens: int) -> None:
         if len(self.plan) > max_tokens:
-            raise RequestValidationError(
-                f"max_tokens ({max_tokens}) is too small for this response format: a complete answer "
+            raise GrammarError(
+                f"max_tokens ({max_tokens}) is too small for this answer's format: a complete answer "
                 f"needs up to {len(self.plan)} tokens")
 
     def ensure(self, output_ids: list[int]) -> xgr.GrammarMatcher:

@@ -8,12 +8,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.errors import RequestValidationError
+from engine.guided.errors import GrammarError
 from engine.guided.schema_check import check_schema
 
 MODES = ("auto", "none", "required")
 
 
-class ToolError(RequestValidationError):
+class ToolError(GrammarError):
     def __init__(self, message: str, param: str = "tools") -> None:
         super().__init__(message)
         self.param = param
