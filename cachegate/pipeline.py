@@ -36,6 +36,7 @@ from policies.admission import AdmissionPolicy
 from policies.routing import FixedRouter
 
 log = logging.getLogger(__name__)
+OUTCOMES = ("hit-exact", "hit-semantic", "joined", "miss", "bypass")     # x-cachegate-cache
 
 
 @dataclass
