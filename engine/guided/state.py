@@ -55,7 +55,7 @@ class GuideState:
             return self.take(token)
         if not matcher.accept_token(token):
             raise AssertionError(f"the sampler chose token {token}, which the mask forbids")
-        plan = closing_tokens(matcher, tokens_left - 1, self.compiled.vocab)
+        plan = self.still_closing(tokens_left - 1) or closing_tokens(matcher, tokens_left - 1, self.compiled.vocab)
         if plan is not None:
             self.plan = plan
             return token
@@ -63,6 +63,14 @@ class GuideState:
         self.num_forced += 1
         # an empty plan means the answer is already complete: ending it is the way to stay complete
         return self.take(self.plan[0] if self.plan else min(self.compiled.vocab.stop_ids))
+
+    def still_closing(self, limit: int) -> list[int] | None:
+        """The old plan (or its tail) if it still closes the answer after the new token: most tokens stay
+        inside a string, a number or a key, and checking a plan costs far less than searching one."""
+        for plan in (self.plan, self.plan[1:]):
+            if plan and len(plan) <= limit and closes(self.matcher, plan):
+                return list(plan)
+        return None
 
     def take(self, token: int) -> int:
         accepted = self.matcher.accept_token(token)
@@ -73,3 +81,16 @@ class GuideState:
     def drop(self) -> None:
         """Free the matcher (the plan is plain ids and stays: it is still valid after a replay)."""
         self.matcher = None
+
+
+def closes(matcher: xgr.GrammarMatcher, plan: list[int]) -> bool:
+    """Whether `plan` takes `matcher` to a complete answer (the matcher is left as it was)."""
+    accepted = 0
+    for token in plan:
+        if not matcher.accept_token(token):
+            break
+        accepted += 1
+    complete = accepted == len(plan) and matcher.is_completed()
+    if accepted:
+        matcher.rollback(accepted)
+    return complete
