@@ -114,5 +114,8 @@ def route_input(endpoint: str, request: BackendRequest) -> RouteInput:
         return RouteInput(kind=endpoint, text=prompt, prompt_tokens=len(prompt) // 4, max_tokens=explicit)
     users = [m.get("content") or "" for m in request.messages if m["role"] == "user"]
     chars = sum(len(m.get("content") or "") for m in request.messages)
+    chars += len(json.dumps(request.tools)) if request.tools else 0     # rendered into the prompt
+    answer_format = request.extra.get("response_format")
+    has_schema = isinstance(answer_format, dict) and answer_format.get("type") in ("json_object", "json_schema")
     return RouteInput(kind=endpoint, text=users[-1] if users else "", prompt_tokens=chars // 4,
-                      max_tokens=explicit, turns=len(users), has_tools=bool(request.tools))
+                      max_tokens=explicit, turns=len(users), has_tools=bool(request.tools), has_schema=has_schema)

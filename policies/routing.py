@@ -1,7 +1,8 @@
 """Routing: which tier answers a request. A plain-data view of the request in, a decision out.
 
 `ComplexityRouter` scores what a request asks (length of prompt and answer, turns, code, math,
-multi-step reasoning, explicit thoroughness) against weights and a threshold from the config.
+multi-step reasoning, explicit thoroughness, tools, a response schema) against weights and a threshold
+from the config. Tools or a schema add to the score without deciding it: either tier serves them.
 """
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ class RouteInput:
     prompt_tokens: int              # estimate of the whole prompt
     max_tokens: int | None = None   # requested answer length, if the client set one
     turns: int = 1                  # user turns in the conversation
-    has_tools: bool = False
+    has_tools: bool = False         # tools offered: their schemas are in the prompt, calls must be well formed
+    has_schema: bool = False        # response_format json_object / json_schema: the answer follows a grammar
     embedding: Any = None           # sentence embedding of `text`, for policies with `needs_embedding`
 
 
@@ -58,6 +60,7 @@ class ComplexityWeights:
     reasoning: float = 0.8
     thorough: float = 1.0
     tools: float = 0.5
+    schema: float = 0.3
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,7 @@ class ComplexityRouter:
             "reasoning": w.reasoning * cues(REASONING, request.text),
             "thoroughness": w.thorough * cues(THOROUGH, request.text),
             "tools": w.tools * request.has_tools,
+            "schema": w.schema * request.has_schema,
         }
         reasons = [name for name, value in parts.items() if value >= 0.1]
         return sum(parts.values()), reasons
