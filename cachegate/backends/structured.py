@@ -49,7 +49,12 @@ def structure_of(request: BackendRequest) -> Structure:
         raise InvalidRequest("This engine cannot follow a response_format while it may call tools; send "
                              "tool_choice 'none' or leave response_format out", param="response_format",
                              code="unsupported_parameter")
-    return Structure(choice, calls or answer_format)
+    guide = calls or answer_format
+    if guide is not None and request.params.stop:
+        raise InvalidRequest("'stop' cannot be combined with a response_format or tools on this engine: a stop "
+                             "string could cut the JSON or a tool call the grammar keeps whole", param="stop",
+                             code="unsupported_parameter")
+    return Structure(choice, guide)
 
 
 def chat_inputs(request: BackendRequest, structure: Structure,

@@ -123,6 +123,8 @@ def test_a_tool_result_turn_is_answered(client):
         "name": "x", "schema": {"type": "array", "uniqueItems": True}}}}, "response_format"),
     ({"tools": [WEATHER], "tool_choice": {"type": "function", "function": {"name": "nope"}}}, "tool_choice"),
     ({"tool_choice": "required"}, "tool_choice"),
+    ({"response_format": {"type": "json_object"}, "stop": ["}"]}, "stop"),
+    ({"response_format": {"type": "xml"}}, "response_format"),
 ])
 def test_bad_schemas_and_tool_choices_are_a_400(client, kw, param):
     with pytest.raises(openai.BadRequestError) as caught:
