@@ -5,6 +5,7 @@ The async API drives it from a worker thread; `generate` / `generate_many` are b
 """
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -48,6 +49,7 @@ class LLMEngine:
         self.processors: dict[int, OutputProcessor] = {}
         self.generators: dict[int, torch.Generator | None] = {}
         self._guides = self._masker = None      # grammar compiler and batch masker, built on first use
+        self._guides_lock = threading.Lock()     # requests compile their grammars on several threads
 
     @classmethod
     def from_pretrained(cls, spec: str | Path = DEFAULT_MODEL, device: str | torch.device = "cpu",
@@ -93,10 +95,11 @@ class LLMEngine:
     @property
     def guides(self):
         """The grammar compiler (`engine.guided.compiler.GuideCompiler`); loads xgrammar on first use."""
-        if self._guides is None:
-            from engine.guided.compiler import GuideCompiler
-            self._guides = GuideCompiler(self.tokenizer, self.config.vocab_size, self.config.eos_token_ids)
-        return self._guides
+        with self._guides_lock:
+            if self._guides is None:
+                from engine.guided.compiler import GuideCompiler
+                self._guides = GuideCompiler(self.tokenizer, self.config.vocab_size, self.config.eos_token_ids)
+            return self._guides
 
     @property
     def masker(self):
