@@ -117,19 +117,17 @@ def redis_client(settings: Settings):
     """One shared client for auth keys and rate limits (the stores and stats keep their own)."""
     if not settings.redis.url:
         return None
-    import redis.asyncio as aioredis
-    return aioredis.Redis.from_url(settings.redis.url, socket_timeout=settings.redis.socket_timeout_s,
-                                   socket_connect_timeout=settings.redis.socket_timeout_s)
+    from cachegate.stores.redis import connect
+    return connect(settings.redis.url, settings.redis.socket_timeout_s)
 
 
 def build_telemetry(settings: Settings, stats: Stats, ledger: Ledger) -> Telemetry:
     local = MinuteSeries(settings.admin.series_minutes)
     fleet = None
     if settings.redis.url:
-        import redis.asyncio as aioredis
-        client = aioredis.Redis.from_url(settings.redis.url, socket_timeout=settings.redis.socket_timeout_s,
-                                         socket_connect_timeout=settings.redis.socket_timeout_s)
-        fleet = RedisSeries(local, client, settings.redis.key_prefix)
+        from cachegate.stores.redis import connect
+        fleet = RedisSeries(local, connect(settings.redis.url, settings.redis.socket_timeout_s),
+                            settings.redis.key_prefix)
     telemetry = Telemetry(stats, PriceList.from_settings(settings), local, ledger, fleet)
     telemetry.start_flushing(settings.admin.flush_interval_s)
     return telemetry

@@ -9,6 +9,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
 from cachegate.stores.base import StoreStats, StoreUnavailable
@@ -17,15 +20,20 @@ _FAILED = (RedisError, OSError)        # unreachable, timeouts, and error replie
 PROBE_KEY = "probe"
 
 
+def connect(url: str, socket_timeout_s: float = 0.5) -> aioredis.Redis:
+    """The one way cachegate opens Redis: short timeouts (a slow Redis counts as down for that call), and
+    one retry on a fresh connection, since after a Redis restart the pooled connections are dead."""
+    return aioredis.Redis.from_url(url, socket_timeout=socket_timeout_s, socket_connect_timeout=socket_timeout_s,
+                                   health_check_interval=0, retry_on_timeout=False, retry=Retry(NoBackoff(), 1),
+                                   retry_on_error=[RedisConnectionError])
+
+
 class RedisStore:
     name = "redis"
 
     def __init__(self, url: str, key_prefix: str = "cachegate:", socket_timeout_s: float = 0.5) -> None:
         self.prefix = key_prefix
-        self.client = aioredis.Redis.from_url(
-            url, socket_timeout=socket_timeout_s, socket_connect_timeout=socket_timeout_s,
-            health_check_interval=0, retry_on_timeout=False,
-        )
+        self.client = connect(url, socket_timeout_s)
 
     async def get(self, key: str) -> bytes | None:
         return await self._call(self.client.get, self.prefix + key)
