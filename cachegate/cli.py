@@ -14,6 +14,7 @@ VERBS: dict[tuple[str, ...], tuple[str, str]] = {
     ("eval", "semantic"): ("cachegate.evaluate", "measure the semantic policy on labeled data"),
     ("bench", "semantic"): ("loadtests.bench_semantic", "time semantic lookups"),
     ("bench", "engine"): ("loadtests.bench_engine", "the engine against transformers, side by side"),
+    ("bench", "gateway"): ("loadtests.bench_gateway", "cache hits against a bare FastAPI echo, side by side"),
     ("bench", "structured"): ("loadtests.bench_structured", "valid JSON, schema and tool-call rates with and without grammars; masking cost"),
     ("router", "train"): ("cachegate.router_cli", "fit the learned router on labeled examples"),
     ("router", "eval"): ("cachegate.router_cli", "measure a learned router on labeled examples"),

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
+from fastapi.routing import APIRoute
 from pydantic import BaseModel
 
 from cachegate.schema import ChatCompletionRequest, CompletionRequest
@@ -132,11 +133,14 @@ CHAT_ROUTE = completion_route(ChatCompletionRequest, ChatCompletion)
 COMPLETIONS_ROUTE = completion_route(CompletionRequest, TextCompletion)
 
 
-def install(app: FastAPI) -> None:
-    """Make `app.openapi()` include the request schemas the completion routes reference."""
+def install(app: FastAPI, described: dict[str, tuple[Any, dict[str, Any]]]) -> None:
+    """Make `app.openapi()` describe the routes in `described` (path -> endpoint, decorator arguments:
+    routes served without FastAPI's machinery) and include the request schemas they reference."""
+    docs = [APIRoute(path, endpoint, methods=["POST"], **arguments) for path, (endpoint, arguments) in described.items()]
+
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
-            schema = get_openapi(title=app.title, version=app.version, routes=app.routes,
+            schema = get_openapi(title=app.title, version=app.version, routes=docs + app.routes,
                                  description=__doc__.split("\n")[0])
             components = schema.setdefault("components", {}).setdefault("schemas", {})
             for model in (ChatCompletionRequest, CompletionRequest):

@@ -47,6 +47,7 @@ class Outcome:
     chunks: AsyncIterator[Chunk]
     similarity: float | None = None   # hit-semantic: cosine of the two questions, in [-1, 1]
     entry_id: str | None = None       # hit-semantic: the entry served
+    answer: CachedAnswer | None = None   # a hit: the answer `chunks` replays, fitted to the request
 
     @property
     def shared(self) -> bool:
@@ -81,15 +82,16 @@ class Gateway:
 
     async def route(self, endpoint: str, request: BackendRequest) -> tuple[Route, BackendRequest]:
         """Resolve the client's `model` (auto, a tier, a model) and bind the request to the routed model."""
-        route = await self.router.resolve(request.model, route_input(endpoint, request))
+        route = await self.router.resolve(request.model, lambda: route_input(endpoint, request))
         params = request.params
         if not request.max_tokens_explicit:
             params = dataclasses.replace(params, max_tokens=self.backends[route.model].info.default_max_tokens)
         return route, dataclasses.replace(request, model=route.model, params=params)
 
-    async def serve(self, endpoint: str, request: BackendRequest,
-                    controls: CacheControls | None = None) -> Outcome:
-        """Serve `request` as the client sent it: routed, looked up, answered, stored, metered."""
+    async def serve(self, endpoint: str, request: BackendRequest, controls: CacheControls | None = None,
+                    stream: bool = True) -> Outcome:
+        """Serve `request` as the client sent it: routed, looked up, answered, stored, metered. `stream`:
+        whether the client reads a stream (a cached answer then replays piece by piece, else whole)."""
         controls = controls or CacheControls()
         route, request = await self.route(endpoint, request)
         if self.policy.skips(request):
@@ -99,15 +101,16 @@ class Gateway:
         if controls.lookup:
             answer = await self._exact_hit(request, controls, key)
             if answer is not None:
-                return Outcome("hit-exact", key, route, replay(answer, self.policy.pacing))
+                return Outcome("hit-exact", key, route, replay(answer, self.policy.pacing, whole=not stream),
+                               answer=answer)
             if self.semantic is not None:
                 lookup = await self.semantic.lookup(endpoint, request, controls.namespace, controls.max_age_s)
                 hit = lookup.hit if lookup is not None else None
                 answer = hit.entry.answer.fit(request.params.max_tokens) if hit is not None else None
                 if answer is not None:
-                    return Outcome("hit-semantic", key, route, replay(answer, self.policy.pacing),
+                    return Outcome("hit-semantic", key, route, replay(answer, self.policy.pacing, whole=not stream),
                                    similarity=round(max(-1.0, min(1.0, hit.similarity)), 4),
-                                   entry_id=id_text(hit.entry.id))
+                                   entry_id=id_text(hit.entry.id), answer=answer)
         store = Storer(self, endpoint, request, key, controls, lookup, route)
         chunks, joined = self._call(route, request, key, controls, store)
         try:
@@ -212,11 +215,12 @@ async def record(chunks: AsyncIterator[Chunk], store: Storer) -> AsyncIterator[C
 WORDS = re.compile(r"\s*\S+\s*|\s+")
 
 
-async def replay(answer: CachedAnswer, pacing: str = "none") -> AsyncIterator[Chunk]:
+async def replay(answer: CachedAnswer, pacing: str = "none", whole: bool = False) -> AsyncIterator[Chunk]:
     """A cached answer streamed in the shape a fresh one had: a chunk per piece the backend sent (about
     a token; words for answers stored without pieces), tool calls, then the finish with its usage.
-    `pacing="original"` keeps the backend's timing between chunks."""
-    pieces = answer.pieces or [len(w) for w in WORDS.findall(answer.text)]
+    `pacing="original"` keeps the backend's timing between chunks; `whole` sends the text as one chunk
+    (for a client that does not stream)."""
+    pieces = [len(answer.text)] if whole else answer.pieces or [len(w) for w in WORDS.findall(answer.text)]
     offsets = answer.offsets_ms if pacing == "original" and answer.offsets_ms else None
     start, at = time.perf_counter(), 0
     for i, size in enumerate(pieces):

@@ -6,13 +6,14 @@ first byte of a stream ends it with an error event that names only the request i
 """
 from __future__ import annotations
 
-import json
 import logging
 import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from cachegate.backends.base import Chunk, Usage, merge_tool_calls
 from cachegate.errors import APIError, server_error
@@ -115,4 +116,4 @@ async def sse(env: Envelope, chunks: AsyncIterator[Chunk], include_usage: bool) 
 
 
 def event(obj: dict[str, Any]) -> bytes:
-    return b"data: " + json.dumps(obj, ensure_ascii=False).encode() + b"\n\n"
+    return b"data: " + orjson.dumps(obj) + b"\n\n"

@@ -6,13 +6,14 @@ a backend failure says about internal hosts goes to the log under that id, never
 from __future__ import annotations
 
 import logging
-import uuid
+import os
 from collections.abc import AsyncIterator
 from typing import Any
 
+import orjson
 from fastapi import APIRouter, Request
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from fastapi.responses import JSONResponse, Response, StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 
 from cachegate.auth import Principal
 from cachegate.backends.base import Chunk
@@ -22,8 +23,8 @@ from cachegate.http_guards import read_body, require_json
 from cachegate.limits import check_limits, token_estimate
 from cachegate.openapi import CHAT_ROUTE, COMPLETIONS_ROUTE, Health, ModelList, ModelObject
 from cachegate.pipeline import Outcome
-from cachegate.ratelimit import RateLimiter, Reservation
-from cachegate.responses import Envelope, collect, sse, whole
+from cachegate.ratelimit import Reservation
+from cachegate.responses import Answer, Envelope, collect, sse, whole
 from cachegate.services import Services
 from cachegate.stats import SAVED
 from cachegate.telemetry.health import export, health
@@ -35,14 +36,21 @@ router = APIRouter()
 TENANT_HEADER = "x-cachegate-tenant"     # honoured only from a trusted gateway's key (engine servers)
 
 
-@router.post("/v1/chat/completions", **CHAT_ROUTE)
 async def chat_completions(http: Request) -> Response:
     return await complete(http, "chat")
 
 
-@router.post("/v1/completions", **COMPLETIONS_ROUTE)
 async def completions(http: Request) -> Response:
     return await complete(http, "completions")
+
+
+# The completion routes read their raw body themselves (OpenAI-shaped errors, the request memo), so they
+# are plain Starlette routes, without FastAPI's per-request dependency solving; `openapi.install`
+# describes them from the same definitions.
+COMPLETION_ROUTES = {"/v1/chat/completions": (chat_completions, CHAT_ROUTE),
+                     "/v1/completions": (completions, COMPLETIONS_ROUTE)}
+for _path, (_endpoint, _) in COMPLETION_ROUTES.items():
+    router.add_route(_path, _endpoint, methods=["POST"], include_in_schema=False)
 
 
 @router.get("/v1/models", response_model=ModelList)
@@ -86,23 +94,23 @@ async def healthz(http: Request) -> dict[str, Any]:
 
 async def complete(http: Request, kind: str) -> Response:
     services: Services = http.app.state.services
-    server = services.settings.server
     record = services.telemetry.start(kind)
-    request_id = uuid.uuid4().hex
+    request_id = os.urandom(16).hex()
     reservation: Reservation | None = None
     try:
         principal = await services.keys.authenticate(http.headers.get("authorization"))
         require_json(http)
-        body = parse_body(await read_body(http, server.max_body_bytes, server.body_timeout_s), ENDPOINT_SCHEMAS[kind])
-        check_limits(body, services.settings.limits)
-        reservation = await services.limiter.admit(principal, *token_estimate(body))
+        body, estimate = await parsed(services, http, kind)
+        reservation = await services.limiter.admit(principal, *estimate)
         request = to_backend_request(body, tenant=tenant_of(http, principal), request_id=request_id)
         controls = controls_of(body.cache, http.headers.get("cache-control"))
-        outcome = await services.gateway.serve(kind, request, controls)
+        outcome = await services.gateway.serve(kind, request, controls, stream=body.stream)
         services.telemetry.routed(record, outcome, request)
-        chunks = charge(services.limiter, reservation, outcome.cache, outcome.chunks)
-        chunks = services.telemetry.observe(record, chunks)
-        return await shape(kind, outcome, chunks, body.stream, body.include_usage, request_id)
+        if outcome.answer is not None and not body.stream:
+            return await whole_hit(services, record, reservation, kind, outcome, request_id)
+        chunks = metered(services, record, reservation, outcome.cache, outcome.chunks)
+        replayed = outcome.answer is not None and services.gateway.policy.pacing == "none"
+        return await shape(kind, outcome, chunks, body.stream, body.include_usage, request_id, replayed)
     except APIError as exc:
         if exc.public(request_id) is not exc:
             log.warning("request %s: %s", request_id, exc.message)
@@ -110,6 +118,19 @@ async def complete(http: Request, kind: str) -> Response:
     except Exception:  # noqa: BLE001 - anything unexpected is a counted, generic 500
         log.exception("request %s failed", request_id)
         return await failed(services, record, reservation, server_error(request_id), request_id)
+
+
+async def parsed(services: Services, http: Request, kind: str) -> tuple[Any, tuple[int, int]]:
+    """The validated body and its token estimate; a body seen byte for byte before is not parsed again."""
+    server = services.settings.server
+    raw = await read_body(http, server.max_body_bytes, server.body_timeout_s)
+    known = services.requests.get(kind, raw)
+    if known is not None:
+        return known
+    body = parse_body(raw, ENDPOINT_SCHEMAS[kind])
+    check_limits(body, services.settings.limits)
+    services.requests.put(kind, raw, (body, token_estimate(body)))
+    return body, token_estimate(body)
 
 
 async def failed(services: Services, record, reservation: Reservation | None, error: APIError,
@@ -128,35 +149,66 @@ def tenant_of(http: Request, principal: Principal) -> str:
     return principal.tenant
 
 
-async def charge(limiter: RateLimiter, reservation: Reservation, cache: str,
-                 chunks: AsyncIterator[Chunk]) -> AsyncIterator[Chunk]:
-    """Settle the key's tokens when the answer ends, however it ends: the usage the backend reported, or
-    what was produced before a stream was cut; nothing for a cached or shared answer."""
+async def metered(services: Services, record, reservation: Reservation, cache: str,
+                  chunks: AsyncIterator[Chunk]) -> AsyncIterator[Chunk]:
+    """Pass the answer through, noting it for telemetry; when it ends, however it ends, settle the key's
+    tokens (the usage the backend reported, or what was produced before a stream was cut; nothing for a
+    cached or shared answer) and finish the record."""
     usage, produced = None, 0
     try:
         async for chunk in chunks:
+            services.telemetry.note(record, chunk)
             usage = chunk.usage or usage
             produced += bool(chunk.text or chunk.tool_calls)
             yield chunk
+    except APIError as exc:
+        record.status = exc.status
+        raise
+    except Exception:
+        record.status = 500
+        raise
     finally:
-        spent = 0 if cache in SAVED else usage.total_tokens if usage else reservation.prompt_tokens + produced
-        await limiter.settle(reservation, spent)
         await chunks.aclose()
+        spent = 0 if cache in SAVED else usage.total_tokens if usage else reservation.prompt_tokens + produced
+        await services.limiter.settle(reservation, spent)
+        services.telemetry.finish(record)
 
 
-async def shape(kind: str, outcome: Outcome, chunks: AsyncIterator[Chunk], stream: bool,
-                include_usage: bool, request_id: str) -> Response:
-    route = outcome.route
+async def whole_hit(services: Services, record, reservation: Reservation, kind: str, outcome: Outcome,
+                    request_id: str) -> Response:
+    """A cached answer to a client that does not stream: one JSON body, nothing to meter but the record."""
+    cached = outcome.answer
+    services.telemetry.note(record, Chunk(cached.text, cached.finish_reason, cached.usage))
+    await services.limiter.settle(reservation, 0)
+    services.telemetry.finish(record)
+    answer = Answer(cached.text, cached.finish_reason, cached.usage, list(cached.tool_calls or []))
+    envelope = Envelope(kind, outcome.route.answered_by or outcome.route.model, request_id)
+    return Response(orjson.dumps(whole(envelope, answer)), media_type="application/json",
+                    headers=headers_of(outcome, request_id))
+
+
+def headers_of(outcome: Outcome, request_id: str) -> dict[str, str]:
     headers = {"x-cachegate-cache": outcome.cache, "x-cachegate-key": outcome.key,
-               "x-cachegate-route": route.header(), "x-request-id": request_id}
+               "x-cachegate-route": outcome.route.header(), "x-request-id": request_id}
     if outcome.similarity is not None:
         headers["x-cachegate-similarity"] = f"{outcome.similarity:.4f}"
         headers["x-cachegate-entry"] = outcome.entry_id or ""
     if outcome.shared:
         headers["x-cachegate-single-flight"] = "joined"
-    envelope = Envelope(kind, route.answered_by or route.model, request_id)
-    if stream:
-        return StreamingResponse(sse(envelope, chunks, include_usage), media_type="text/event-stream",
-                                 headers=headers | {"cache-control": "no-cache"})
-    answer = await collect(chunks)
-    return JSONResponse(whole(envelope, answer), headers=headers)
+    return headers
+
+
+async def shape(kind: str, outcome: Outcome, chunks: AsyncIterator[Chunk], stream: bool,
+                include_usage: bool, request_id: str, replayed: bool = False) -> Response:
+    """`replayed`: the whole answer is at hand (a cached one, unpaced): a stream is sent as one body."""
+    headers = headers_of(outcome, request_id)
+    envelope = Envelope(kind, outcome.route.answered_by or outcome.route.model, request_id)
+    if not stream:
+        answer = await collect(chunks)
+        return Response(orjson.dumps(whole(envelope, answer)), media_type="application/json", headers=headers)
+    events = sse(envelope, chunks, include_usage)
+    headers["cache-control"] = "no-cache"
+    if replayed:
+        return Response(b"".join([event async for event in events]), media_type="text/event-stream",
+                        headers=headers)
+    return StreamingResponse(events, media_type="text/event-stream", headers=headers)

@@ -63,8 +63,11 @@ class ModelRouter:
     def tier_of(self, model: str) -> str | None:
         return next((tier for tier, names in self.tiers.items() if model in names), None)
 
-    async def resolve(self, requested: str, request: RouteInput) -> Route:
+    async def resolve(self, requested: str, describe: Callable[[], RouteInput]) -> Route:
+        """The route of a request naming `requested`; `describe()` (the request as the policy reads it)
+        is only computed when the policy decides (`model: auto`)."""
         if requested == AUTO:
+            request = describe()
             if self.policy.needs_embedding:
                 assert self.embed is not None, "this routing policy needs an embedder"
                 request = dataclasses.replace(request, embedding=(await self.embed([request.text]))[0])

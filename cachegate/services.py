@@ -20,6 +20,7 @@ from cachegate.pipeline import CachePolicy, Gateway
 from cachegate.semantic.singleflight import SingleFlight
 from cachegate.semantic.tier import SemanticTier
 from cachegate.ratelimit import RateLimiter
+from cachegate.request_memo import RequestMemo
 from cachegate.routing import ModelRouter
 from cachegate.settings import ModelSettings, Settings
 from cachegate.stats import Stats
@@ -43,6 +44,7 @@ class Services:
     started: int = field(default_factory=lambda: int(time.time()))
     semantic: SemanticTier | None = None
     redis: Any = None
+    requests: RequestMemo = field(default_factory=RequestMemo)     # bodies seen before, parsed
 
     async def close(self) -> None:
         await self.telemetry.close()
@@ -122,7 +124,7 @@ def redis_client(settings: Settings):
 
 
 def build_telemetry(settings: Settings, stats: Stats, ledger: Ledger) -> Telemetry:
-    local = MinuteSeries(settings.admin.series_minutes)
+    local = MinuteSeries(settings.admin.series_minutes, flushed=bool(settings.redis.url))
     fleet = None
     if settings.redis.url:
         from cachegate.stores.redis import connect

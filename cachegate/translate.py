@@ -4,10 +4,10 @@ Bad input raises `InvalidRequest` naming the parameter, in OpenAI's words where 
 """
 from __future__ import annotations
 
-import json
 import uuid
 from typing import Any
 
+import orjson
 from pydantic import BaseModel, ValidationError
 
 from cachegate.backends.base import BackendRequest
@@ -25,11 +25,11 @@ ENDPOINT_SCHEMAS: dict[str, type[SamplingFields]] = {
 
 def parse_body(raw: bytes, schema: type[BaseModel]) -> Any:
     try:
-        data = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        if "depth limit" in str(exc):
+            raise too_deep() from None
         raise InvalidRequest(f"We could not parse the JSON body of your request: {exc}") from None
-    except RecursionError:
-        raise too_deep() from None
     if depth(data, MAX_BODY_DEPTH) > MAX_BODY_DEPTH:
         raise too_deep()
     if not isinstance(data, dict):

@@ -19,6 +19,7 @@ from cachegate.semantic.entry import SemanticEntry
 from cachegate.semantic.scope import scope_of
 from engine.sampling_params import SamplingParams
 
+DATA_DIR = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "semantic"
 _vectors: dict[str, np.ndarray] = {}
 
 
@@ -69,11 +70,12 @@ def synthetic(real: np.ndarray, n: int, seed: int = 0) -> np.ndarray:
     return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
-async def fill(tier, size: int, stored: list[str], chunk: int = 50_000) -> dict:
-    """Put `size` entries in the tier's store and catalog; build the IVF index when the size calls for it."""
+async def fill(tier, size: int, stored: list[str], chunk: int = 50_000, like: BackendRequest | None = None) -> dict:
+    """Put `size` entries in the tier's store and catalog, in the scope of `like` (a request of the same
+    model, system prompt and parameters); build the IVF index when the size calls for it."""
     texts = stored[: min(size, len(stored))]
     real = real_vectors(tier, texts)
-    scope = scope_of("chat", request(texts[0]), "default")
+    scope = scope_of("chat", like or request(texts[0]), "default")
     rng = np.random.default_rng(1)
     now = time.time()
     for start in range(0, size, chunk):

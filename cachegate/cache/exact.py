@@ -8,6 +8,7 @@ replaces one that covers more.
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from urllib.parse import quote
 
 from cachegate.cache.answer import CachedAnswer, CorruptEntry
@@ -15,6 +16,7 @@ from cachegate.stores.base import namespaced
 from cachegate.stores.guarded import GuardedStore
 
 log = logging.getLogger(__name__)
+DECODED = 4096      # recently read answers kept decoded, keyed by their path and checked against the bytes
 
 
 class ExactTier:
@@ -23,6 +25,7 @@ class ExactTier:
         self.namespace = namespace
         self.ttl_s = ttl_s
         self.corrupt = 0
+        self.decoded: OrderedDict[str, tuple[bytes, CachedAnswer]] = OrderedDict()
 
     def path(self, tenant: str, namespace: str, key: str) -> str:
         return namespaced(self.namespace, f"{quote(tenant, safe='')}/{quote(namespace, safe='')}/{key}")
@@ -32,13 +35,21 @@ class ExactTier:
         raw = await self.store.get(path)
         if raw is None:
             return None
+        known = self.decoded.get(path)
+        if known is not None and known[0] == raw:       # the same bytes: the same answer, no JSON to read
+            self.decoded.move_to_end(path)
+            return known[1]
         try:
-            return CachedAnswer.from_bytes(raw)
+            answer = CachedAnswer.from_bytes(raw)
         except CorruptEntry as exc:
             self.corrupt += 1
             log.warning("dropping unreadable exact entry %s: %s", key[:16], exc)
             await self.store.delete(path)
             return None
+        self.decoded[path] = (raw, answer)
+        if len(self.decoded) > DECODED:
+            self.decoded.popitem(last=False)
+        return answer
 
     async def put(self, tenant: str, namespace: str, key: str, answer: CachedAnswer,
                   ttl_s: float | None = None) -> bool:

@@ -7,13 +7,16 @@ text; so is `max_tokens`, which only cuts it (a stored answer serves any `max_to
 from __future__ import annotations
 
 import hashlib
-import json
-from dataclasses import asdict
+from dataclasses import fields
 from typing import Any
 
+import orjson
+
 from cachegate.backends.base import BackendRequest
+from engine.sampling_params import SamplingParams
 
 KEY_VERSION = 2
+ANSWER_PARAMS = tuple(f.name for f in fields(SamplingParams) if f.name != "max_tokens")   # every other field
 
 
 def exact_key(endpoint: str, request: BackendRequest) -> str:
@@ -34,11 +37,11 @@ def exact_key(endpoint: str, request: BackendRequest) -> str:
 
 def answer_params(request: BackendRequest) -> dict[str, Any]:
     """The sampling parameters that change an answer's text (all but `max_tokens`), stops sorted."""
-    params = asdict(request.params)
+    params = {name: getattr(request.params, name) for name in ANSWER_PARAMS}
     params["stop"] = sorted(params["stop"])
-    del params["max_tokens"]
     return params
 
 
 def canonical_json(value: Any) -> bytes:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    """Sorted keys, no spaces, UTF-8: the same value always gives the same bytes."""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)

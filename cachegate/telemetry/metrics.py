@@ -10,6 +10,7 @@ SIMILARITY_BUCKETS = (.5, .6, .7, .75, .8, .85, .9, .925, .95, .975, .99, 1.0)
 
 class Metrics:
     def __init__(self) -> None:
+        self._bound: dict[tuple, object] = {}
         r = self.registry = CollectorRegistry()
         self.requests = Counter("cachegate_requests", "Requests by endpoint, cache outcome, route tier and status",
                                 ["endpoint", "cache", "tier", "status"], registry=r)
@@ -45,3 +46,11 @@ class Metrics:
                                      "Reused prompt tokens / prompt tokens", ["model"], registry=r)
         self.engine_requests = Gauge("cachegate_engine_requests", "Engine requests by state", ["model", "state"],
                                      registry=r)
+
+    def bound(self, metric, *labels: str):
+        """`metric.labels(*labels)`, looked up once per label set (the per-request path calls it often)."""
+        key = (id(metric), labels)
+        child = self._bound.get(key)
+        if child is None:
+            child = self._bound[key] = metric.labels(*labels)
+        return child

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 
 from cachegate.accounting import PriceList
 from cachegate.backends.base import BackendRequest, Chunk, Usage
-from cachegate.errors import APIError
 from cachegate.stats import SAVED, Stats
 from cachegate.telemetry.histogram import bucket_of
 from cachegate.telemetry.ledger import Ledger
@@ -81,24 +80,12 @@ class Telemetry:
             self.ledger.hit(outcome.entry_id or "", outcome.similarity)
             self.metrics.similarity.observe(outcome.similarity or 0.0)
 
-    async def observe(self, rec: RequestRecord, chunks: AsyncIterator[Chunk]) -> AsyncIterator[Chunk]:
-        """Pass the answer through, noting the first token and the usage; finish the record at the end."""
-        try:
-            async for chunk in chunks:
-                if rec.first_token_s is None and (chunk.text or chunk.finish_reason):
-                    rec.first_token_s = time.perf_counter() - rec.started
-                if chunk.usage is not None:
-                    rec.usage = chunk.usage
-                yield chunk
-        except APIError as exc:
-            rec.status = exc.status
-            raise
-        except Exception:
-            rec.status = 500
-            raise
-        finally:
-            await chunks.aclose()
-            self.finish(rec)
+    def note(self, rec: RequestRecord, chunk: Chunk) -> None:
+        """One chunk of the answer on its way out: the first token's time, the usage."""
+        if rec.first_token_s is None and (chunk.text or chunk.finish_reason):
+            rec.first_token_s = time.perf_counter() - rec.started
+        if chunk.usage is not None:
+            rec.usage = chunk.usage
 
     def finish(self, rec: RequestRecord, status: int | None = None) -> None:
         if rec.done:
@@ -108,15 +95,15 @@ class Telemetry:
             rec.status = status
         total_s = time.perf_counter() - rec.started
         m = self.metrics
-        m.requests.labels(rec.endpoint, rec.cache, rec.tier, str(rec.status)).inc()
+        m.bound(m.requests, rec.endpoint, rec.cache, rec.tier, str(rec.status)).inc()
         self.stats.count(rec.endpoint, rec.cache, rec.status)
         fields: dict[str, float] = {f"req:{rec.cache}": 1}
         if rec.status == 200:
-            m.duration.labels(rec.endpoint, rec.cache).observe(total_s)
+            m.bound(m.duration, rec.endpoint, rec.cache).observe(total_s)
             fields[f"lat:{rec.cache}:{bucket_of(total_s * 1000)}"] = 1
             fields[f"route:{rec.tier}"] = 1
             if rec.first_token_s is not None:
-                m.ttft.labels(rec.endpoint, rec.cache).observe(rec.first_token_s)
+                m.bound(m.ttft, rec.endpoint, rec.cache).observe(rec.first_token_s)
                 fields[f"ttft:{rec.cache}:{bucket_of(rec.first_token_s * 1000)}"] = 1
             fields |= self._account(rec)
             if rec.cache in ("miss", "bypass"):
@@ -130,8 +117,9 @@ class Telemetry:
         cost = self.prices.cost(rec.model, rec.usage)
         self.stats.account(rec.cache, rec.model, rec.usage, cost)
         kind = "saved" if rec.cache in SAVED else "served"
-        self.metrics.tokens.labels(kind, rec.model).inc(rec.usage.total_tokens)
-        self.metrics.cost.labels("saved" if kind == "saved" else "spent", rec.model).inc(cost)
+        m = self.metrics
+        m.bound(m.tokens, kind, rec.model).inc(rec.usage.total_tokens)
+        m.bound(m.cost, "saved" if kind == "saved" else "spent", rec.model).inc(cost)
         if kind == "saved":
             return {"tokens_saved": rec.usage.total_tokens, "cost_saved": cost}
         return {"tokens_served": rec.usage.total_tokens, "cost": cost}

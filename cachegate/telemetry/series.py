@@ -20,9 +20,11 @@ log = logging.getLogger(__name__)
 
 
 class MinuteSeries:
-    def __init__(self, minutes: int = 60, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, minutes: int = 60, clock: Callable[[], float] = time.time, flushed: bool = True) -> None:
+        """`flushed`: keep the deltas a fleet flush takes (`take_unflushed`); off for a lone replica."""
         self.minutes = minutes
         self.clock = clock
+        self.flushed = flushed
         self.buckets: dict[int, Counter] = defaultdict(Counter)
         self.unflushed: dict[int, Counter] = defaultdict(Counter)
 
@@ -31,10 +33,12 @@ class MinuteSeries:
 
     def add(self, fields: dict[str, float]) -> None:
         now = self.minute()
+        if now not in self.buckets:           # a new minute: drop the ones that left the window
+            for old in [m for m in self.buckets if m <= now - self.minutes]:
+                del self.buckets[old]
         self.buckets[now].update(fields)
-        self.unflushed[now].update(fields)
-        for old in [m for m in self.buckets if m <= now - self.minutes]:
-            del self.buckets[old]
+        if self.flushed:
+            self.unflushed[now].update(fields)
 
     def window(self) -> list[tuple[int, Counter]]:
         now = self.minute()
