@@ -24,6 +24,7 @@ from cachegate.limits import check_limits, token_estimate
 from cachegate.openapi import CHAT_ROUTE, COMPLETIONS_ROUTE, Health, ModelList, ModelObject
 from cachegate.pipeline import Outcome
 from cachegate.ratelimit import Reservation
+from cachegate.request_memo import Parsed
 from cachegate.responses import Answer, Envelope, collect, sse, whole
 from cachegate.services import Services
 from cachegate.stats import SAVED
@@ -100,9 +101,10 @@ async def complete(http: Request, kind: str) -> Response:
     try:
         principal = await services.keys.authenticate(http.headers.get("authorization"))
         require_json(http)
-        body, estimate = await parsed(services, http, kind)
-        reservation = await services.limiter.admit(principal, *estimate)
-        request = to_backend_request(body, tenant=tenant_of(http, principal), request_id=request_id)
+        read = await parsed(services, http, kind)
+        body = read.body
+        reservation = await services.limiter.admit(principal, *read.estimate)
+        request = read.request_for(tenant_of(http, principal), request_id)
         controls = controls_of(body.cache, http.headers.get("cache-control"))
         outcome = await services.gateway.serve(kind, request, controls, stream=body.stream)
         services.telemetry.routed(record, outcome, request)
@@ -120,8 +122,9 @@ async def complete(http: Request, kind: str) -> Response:
         return await failed(services, record, reservation, server_error(request_id), request_id)
 
 
-async def parsed(services: Services, http: Request, kind: str) -> tuple[Any, tuple[int, int]]:
-    """The validated body and its token estimate; a body seen byte for byte before is not parsed again."""
+async def parsed(services: Services, http: Request, kind: str) -> Parsed:
+    """The validated body, its token estimate and backend request; a body seen byte for byte before is
+    not parsed again."""
     server = services.settings.server
     raw = await read_body(http, server.max_body_bytes, server.body_timeout_s)
     known = services.requests.get(kind, raw)
@@ -129,8 +132,9 @@ async def parsed(services: Services, http: Request, kind: str) -> tuple[Any, tup
         return known
     body = parse_body(raw, ENDPOINT_SCHEMAS[kind])
     check_limits(body, services.settings.limits)
-    services.requests.put(kind, raw, (body, token_estimate(body)))
-    return body, token_estimate(body)
+    read = Parsed(body, token_estimate(body), to_backend_request(body))
+    services.requests.put(kind, raw, read)
+    return read
 
 
 async def failed(services: Services, record, reservation: Reservation | None, error: APIError,

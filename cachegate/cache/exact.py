@@ -7,6 +7,7 @@ replaces one that covers more.
 """
 from __future__ import annotations
 
+import functools
 import logging
 from collections import OrderedDict
 from urllib.parse import quote
@@ -28,7 +29,11 @@ class ExactTier:
         self.decoded: OrderedDict[str, tuple[bytes, CachedAnswer]] = OrderedDict()
 
     def path(self, tenant: str, namespace: str, key: str) -> str:
-        return namespaced(self.namespace, f"{quote(tenant, safe='')}/{quote(namespace, safe='')}/{key}")
+        return f"{self.prefix(tenant, namespace)}{key}"
+
+    @functools.lru_cache(maxsize=4096)      # noqa: B019 - one per tier, bounded: (tenant, namespace) pairs
+    def prefix(self, tenant: str, namespace: str) -> str:
+        return namespaced(self.namespace, f"{quote(tenant, safe='')}/{quote(namespace, safe='')}/")
 
     async def lookup(self, tenant: str, namespace: str, key: str) -> CachedAnswer | None:
         path = self.path(tenant, namespace, key)
