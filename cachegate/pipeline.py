@@ -24,6 +24,7 @@ from cachegate.cache.answer import AnswerBuilder, CachedAnswer
 from cachegate.cache.controls import DEFAULT_NAMESPACE, CacheControls
 from cachegate.cache.exact import ExactTier
 from cachegate.cache.keys import exact_key
+from cachegate.distill.log import AnswerLog
 from cachegate.errors import BackendUnavailable
 from cachegate.routing import ModelRouter, Route, route_input
 from cachegate.semantic.entry import id_text
@@ -69,7 +70,8 @@ class Gateway:
     def __init__(self, backends: dict[str, Backend], exact: ExactTier | None,
                  admission: AdmissionPolicy, stats: Stats, semantic: SemanticTier | None = None,
                  flights: SingleFlight | None = None, router: ModelRouter | None = None,
-                 ledger: Ledger | None = None, policy: CachePolicy = CachePolicy()) -> None:
+                 ledger: Ledger | None = None, policy: CachePolicy = CachePolicy(),
+                 answer_log: AnswerLog | None = None) -> None:
         self.backends = backends
         self.exact = exact
         self.admission = admission
@@ -79,6 +81,7 @@ class Gateway:
         self.router = router or ModelRouter({"small": list(backends)}, FixedRouter())
         self.ledger = ledger or Ledger()
         self.policy = policy
+        self.answer_log = answer_log      # distillation: the large tier's answers (cachegate.distill)
 
     async def route(self, endpoint: str, request: BackendRequest) -> tuple[Route, BackendRequest]:
         """Resolve the client's `model` (auto, a tier, a model) and bind the request to the routed model."""
@@ -106,7 +109,7 @@ class Gateway:
             if self.semantic is not None:
                 lookup = await self.semantic.lookup(endpoint, request, controls.namespace, controls.max_age_s)
                 hit = lookup.hit if lookup is not None else None
-                answer = hit.entry.answer.fit(request.params.max_tokens) if hit is not None else None
+                answer = hit.entry.answer.fit(request.params.max_tokens, cuttable(request)) if hit else None
                 if answer is not None:
                     return Outcome("hit-semantic", key, route, replay(answer, self.policy.pacing, whole=not stream),
                                    similarity=round(max(-1.0, min(1.0, hit.similarity)), 4),
@@ -138,7 +141,13 @@ class Gateway:
         answer = await self.exact.lookup(request.tenant, controls.namespace, key)
         if answer is None or (controls.max_age_s is not None and time.time() - answer.created > controls.max_age_s):
             return None
-        return answer.fit(request.params.max_tokens)
+        return answer.fit(request.params.max_tokens, cuttable(request))
+
+
+def cuttable(request: BackendRequest) -> bool:
+    """Whether a cached answer may be cut to a smaller `max_tokens`: not when the answer has a structure
+    (a JSON schema or object, tool calls) that a cut would break."""
+    return not request.tools and "response_format" not in request.extra
 
 
 @dataclass
@@ -159,11 +168,14 @@ class Storer:
     async def on_chunk(self, chunk: Chunk) -> None:
         self.builder.add(chunk)
         if chunk.finish_reason:
+            answer = self.builder.answer()
             try:
-                await self.admit(self.builder.answer())
+                await self.admit(answer)
             except Exception:  # noqa: BLE001 - a store that fails must not fail the request
                 log.exception("storing an answer failed; it is served uncached")
                 self.gateway.stats.store_errors += 1
+            if self.gateway.answer_log is not None:      # never raises
+                await self.gateway.answer_log.offer(self.request, self.route, self.controls, answer)
 
     async def admit(self, answer: CachedAnswer) -> None:
         g, controls, request = self.gateway, self.controls, self.request

@@ -67,14 +67,15 @@ class CachedAnswer:
             return True
         return not other.complete and self.usage.completion_tokens >= other.usage.completion_tokens
 
-    def fit(self, max_tokens: int) -> CachedAnswer | None:
+    def fit(self, max_tokens: int, cuttable: bool = True) -> CachedAnswer | None:
         """This answer as a request with `max_tokens` gets it: whole when it fits, cut at a token
         boundary (finish_reason "length") when it is longer, None when it cannot serve the request
-        (it was itself cut shorter than asked, or it is a tool call that does not fit)."""
+        (it was itself cut shorter than asked, or it does not fit and must not be cut: tool calls, and
+        any answer to a request whose structure a cut would break, `cuttable=False`)."""
         produced = self.usage.completion_tokens
         if produced <= max_tokens:
             return self if self.complete or produced == max_tokens else None
-        if self.tool_calls or not self.pieces:
+        if self.tool_calls or not self.pieces or not cuttable:
             return None
         keep = max(1, round(max_tokens * len(self.pieces) / max(1, produced)))   # pieces ≈ tokens
         pieces = self.pieces[:keep]

@@ -71,3 +71,13 @@ def test_a_cut_answer_never_replaces_a_complete_one(client, backend, tier):
     again = chat(client, 64)
     assert again.headers["x-cachegate-cache"] == f"hit-{tier}"
     assert again.json()["choices"][0]["finish_reason"] == "stop"
+
+
+def test_a_structured_answer_is_never_cut_a_longer_one_misses(client, backend, tier):
+    fmt = {"response_format": {"type": "json_object"}}
+    body = {"model": "echo", "messages": [{"role": "user", "content": QUESTION}]} | fmt
+    client.post("/v1/chat/completions", json=body | {"max_tokens": 64})
+    shorter = client.post("/v1/chat/completions", json=body | {"max_tokens": 4})
+    assert shorter.headers["x-cachegate-cache"] == "miss"        # a cut would break the JSON
+    assert client.post("/v1/chat/completions", json=body | {"max_tokens": 100}).headers[
+        "x-cachegate-cache"] == f"hit-{tier}"
