@@ -16,6 +16,7 @@ from cachegate.backends.base import Backend, ModelInfo
 from cachegate.backends.pool import TierPool
 from cachegate.backends.resilience import CircuitBreaker, ResilientBackend, RetryPolicy
 from cachegate.cache.exact import ExactTier
+from cachegate.distill.log import build_answer_log
 from cachegate.pipeline import CachePolicy, Gateway
 from cachegate.semantic.singleflight import SingleFlight
 from cachegate.semantic.tier import SemanticTier
@@ -56,6 +57,8 @@ class Services:
             await store.close()
         if self.redis is not None:
             await self.redis.aclose()
+        if self.gateway.answer_log is not None:
+            await self.gateway.answer_log.close()
 
 
 def build_backends(settings: Settings) -> dict[str, Backend]:
@@ -107,7 +110,9 @@ async def build_services(settings: Settings, backends: dict[str, Backend] | None
     router = ModelRouter.from_settings(settings, embed=router_embedder(settings, semantic))
     ledger = Ledger()
     policy = CachePolicy(sampled=settings.cache.sampled, pacing=settings.cache.replay_pacing)
-    gateway = Gateway(backends, exact, admission, stats, semantic, flights, router, ledger, policy)
+    answer_log = build_answer_log(settings.distill, settings.redis.url, settings.redis.key_prefix,
+                                  settings.redis.socket_timeout_s)
+    gateway = Gateway(backends, exact, admission, stats, semantic, flights, router, ledger, policy, answer_log)
     telemetry = build_telemetry(settings, stats, ledger)
     redis = redis_client(settings)
     keys = KeyRing(settings.auth, redis, settings.redis.key_prefix)

@@ -197,6 +197,18 @@ class AdminSettings(Section):
     flush_interval_s: float = Field(2.0, gt=0)           # with Redis: how often figures join the fleet's
 
 
+class DistillSettings(Section):
+    """The answer log of the large tier that `cachegate distill` trains the small model on (opt-in)."""
+    log: Literal["none", "file", "redis"] = "none"    # file: JSONL under log_path | redis: redis.url
+    log_path: str = "distill-log"                    # file: a folder, one file per tenant
+    tiers: list[str] = Field(default_factory=lambda: ["large"])   # answers of these tiers are logged
+    tenants: list[str] = Field(default_factory=list)              # only these tenants ([] = every tenant)
+    exclude_tenants: list[str] = Field(default_factory=list)
+    exclude_namespaces: list[str] = Field(default_factory=list)
+    max_entries: int = Field(20_000, ge=2)               # per tenant; past either bound the oldest go
+    max_bytes: int = Field(64 * 1024 * 1024, ge=1024)    # per tenant
+
+
 class Settings(Section):
     server: ServerSettings = ServerSettings()
     models: list[ModelSettings] = Field(
@@ -211,6 +223,7 @@ class Settings(Section):
     auth: AuthSettings = AuthSettings()
     limits: LimitSettings = LimitSettings()
     admin: AdminSettings = AdminSettings()
+    distill: DistillSettings = DistillSettings()
 
     @field_validator("models")
     @classmethod
