@@ -1,7 +1,8 @@
 """`cachegate eval semantic`: how often the semantic tier serves the right answer, and how often a wrong one.
 
 Pair mode asks the policy about each labeled row; cache mode stores every question1 and looks every
-question2 up through the real tier; multi-turn mode checks follow-ups never cross conversations.
+question2 up through the real tier; intent mode (`cachegate.evaluate_intents`) warms K questions per intent
+and looks the rest up; multi-turn mode checks follow-ups never cross conversations.
 """
 from __future__ import annotations
 
@@ -32,6 +33,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--multiturn", help="multi-turn JSON (question, answer, follow-up, answer)")
     p.add_argument("--paraphrases", help="paraphrase JSON (origin, similar): hit rate on easy matches, against "
                                          "unrelated pairs (and the --pairs file's non-duplicates)")
+    p.add_argument("--intents", help="intent JSON (train, test, oos_test: [[text, intent], ...]): intent mode")
+    p.add_argument("--per-intent", type=int, default=5, help="intent mode: questions per intent warmed from train")
+    p.add_argument("--domains", help="intent mode: only these domains' intents (comma-separated)")
+    p.add_argument("--domain-file", help="intent mode: {domain: [intent, ...]} (default: *domains.json beside it)")
+    p.add_argument("--no-oos", action="store_true", help="intent mode: leave the oos_test lookups out")
+    p.add_argument("--seed", type=int, default=0, help="intent mode: which questions warm the cache")
     p.add_argument("--policy", default="packaged", help="'packaged', 'cosine' or a policy file")
     p.add_argument("--threshold", type=float, default=0.9, help="threshold when --policy cosine")
     p.add_argument("--no-cache-mode", action="store_true", help="pair mode only (faster)")
@@ -40,8 +47,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not args.pairs and not args.multiturn and not args.paraphrases:
-        raise SystemExit("give --pairs FILE.csv, --paraphrases FILE.json and/or --multiturn FILE.json")
+    if not args.pairs and not args.multiturn and not args.paraphrases and not args.intents:
+        raise SystemExit("give --pairs FILE.csv, --paraphrases FILE.json, --intents FILE.json and/or --multiturn FILE.json")
     report: dict = {"policy": args.policy}
     embedder = Embedder(PACKAGED, cache_size=10 ** 7)
     if args.pairs:
@@ -55,6 +62,10 @@ def run(args: argparse.Namespace) -> int:
             report["cache"] = asyncio.run(cache_mode(make_tier(args, embedder), pairs))
     if args.paraphrases:
         report["paraphrases"] = run_paraphrases(args, embedder)
+    if args.intents:
+        report["intents"] = run_intents(args, embedder)
+        if not args.pairs:
+            report |= {k: report["intents"][k] for k in ("hit_rate", "false_hit_rate")}
     if args.multiturn:
         from cachegate.calibrate import conversation_contexts
         conversations = datasets.read_conversations(args.multiturn)
@@ -110,6 +121,18 @@ def paraphrase_mode(policy, pairs: list[datasets.Pair], hard: list[datasets.Pair
             "unrelated_pairs": len(unrelated), "unrelated_false_hits": int(unrelated.sum()),
             "hard_negatives": len(hard), "hard_false_hits": int(wrong.sum()),
             "false_hit_rate": round(false / max(1, false + int(found.sum())), 4)}
+
+
+# -- intent mode -----------------------------------------------------------------------------------
+def run_intents(args: argparse.Namespace, embedder: Embedder) -> dict:
+    from cachegate import evaluate_intents as intents
+    domains = [d.strip() for d in args.domains.split(",")] if args.domains else None
+    data = intents.read_intents(args.intents, domains, args.domain_file)
+    texts = [t for t, _ in data.train + data.test] + data.oos_test
+    embedder.cache.update(datasets.embed_all(embedder, texts, args.embedding_cache))
+    report = asyncio.run(intents.intent_mode(make_tier(args, embedder), data, args.per_intent, args.seed,
+                                             not args.no_oos))
+    return report | ({"domains": domains} if domains else {})
 
 
 # -- cache mode -----------------------------------------------------------------------------------
@@ -229,6 +252,8 @@ def table(report: dict) -> str:
                    f" {e['hard_negatives']} hard negatives)"),
                   (f"  hit_rate {e['hit_rate']:.4f}  false hits: unrelated {e['unrelated_false_hits']},"
                    f" hard {e['hard_false_hits']}  (false_hit_rate {e['false_hit_rate']:.4f})")]
+    if "intents" in report:
+        lines += intent_lines(report["intents"])
     if "multiturn" in report:
         m = report["multiturn"]
         lines += [f"multi-turn mode ({m['conversations']} conversations)",
@@ -239,3 +264,13 @@ def table(report: dict) -> str:
                   (f"  asked without context: {m['without_context']['hits']} hits in "
                    f"{m['without_context']['lookups']} lookups, {m['without_context']['wrong']} wrong")]
     return "\n".join(lines)
+
+
+def intent_lines(r: dict) -> list[str]:
+    def row(name: str, part: dict) -> str:
+        return (f"  {name:<14}{part['lookups']:>8}{part['served']:>8}{part['hit_rate']:>10.4f}{part['wrong']:>7}"
+                f"{part['false_hit_rate']:>16.4f}")
+    return [f"intent mode ({r['intents']} intents, {r['per_intent']} per intent warmed, {r['entries']} entries)",
+            f"  {'lookups':<14}{'asked':>8}{'served':>8}{'hit_rate':>10}{'wrong':>7}{'false_hit_rate':>16}",
+            row("all", r), row("in scope", r["in_scope"]), row("out of scope", r["out_of_scope"])]
+
