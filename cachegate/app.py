@@ -16,7 +16,7 @@ from cachegate.errors import APIError, error_body
 from cachegate.http_guards import InFlightLimit
 from cachegate.admin.api import router as admin_api
 from cachegate.admin.page import router as admin_page
-from cachegate.routes import COMPLETION_ROUTES, router
+from cachegate.routes import BODY_ROUTES, router
 from cachegate.semantic.admin import router as semantic_admin
 from cachegate.services import build_services
 from cachegate.settings import Settings
@@ -41,7 +41,7 @@ def create_app(settings: Settings | None = None, backends: dict[str, Backend] | 
     for operators_only in (admin_api, admin_page, semantic_admin):     # their own token; not in the public API
         app.include_router(operators_only, include_in_schema=False)
     install_error_handlers(app)
-    openapi.install(app, COMPLETION_ROUTES)
+    openapi.install(app, BODY_ROUTES)
     app.add_middleware(InFlightLimit, limit=settings.server.max_concurrent_requests, on_reject=count_rejected)
     return app
 

@@ -10,7 +10,7 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
 from pydantic import BaseModel
 
-from cachegate.schema import ChatCompletionRequest, CompletionRequest
+from cachegate.schema import CacheFeedback, ChatCompletionRequest, CompletionRequest
 
 REF = "#/components/schemas/{model}"
 
@@ -119,31 +119,43 @@ ERRORS = {status: {"model": ErrorResponse, "description": text} for status, text
     504: "the backend timed out"}.items()}
 
 
+class FeedbackResult(BaseModel):
+    id: str
+    tier: Literal["exact", "semantic"]
+    good: bool
+    invalidated: list[str]
+
+
+def body_route(request: type[BaseModel], response: dict[str, Any]) -> dict[str, Any]:
+    """Description of a route that reads its JSON body itself: the body's schema, its 200 and its errors."""
+    return {"request": request, "openapi_extra": {"requestBody": {"required": True, "content": {
+        "application/json": {"schema": {"$ref": REF.format(model=request.__name__)}}}}},
+        "responses": {200: response} | ERRORS}
+
+
 def completion_route(request: type[BaseModel], response: type[BaseModel]) -> dict[str, Any]:
-    """Decorator arguments of a completion route: its body, its 200 (JSON or SSE) and its errors."""
-    return {
-        "openapi_extra": {"requestBody": {"required": True, "content": {
-            "application/json": {"schema": {"$ref": REF.format(model=request.__name__)}}}}},
-        "responses": {200: {"model": response, "description": "the answer; an SSE stream when `stream` is true",
-                            "content": {"text/event-stream": {"schema": {"type": "string"}}}}} | ERRORS,
-    }
+    return body_route(request, {"model": response, "description": "the answer; an SSE stream when `stream` is true",
+                                "content": {"text/event-stream": {"schema": {"type": "string"}}}})
 
 
 CHAT_ROUTE = completion_route(ChatCompletionRequest, ChatCompletion)
 COMPLETIONS_ROUTE = completion_route(CompletionRequest, TextCompletion)
+FEEDBACK_ROUTE = body_route(CacheFeedback, {"model": FeedbackResult, "description": "the verdict, recorded"})
 
 
 def install(app: FastAPI, described: dict[str, tuple[Any, dict[str, Any]]]) -> None:
     """Make `app.openapi()` describe the routes in `described` (path -> endpoint, decorator arguments:
     routes served without FastAPI's machinery) and include the request schemas they reference."""
-    docs = [APIRoute(path, endpoint, methods=["POST"], **arguments) for path, (endpoint, arguments) in described.items()]
+    docs = [APIRoute(path, endpoint, methods=["POST"], **{k: v for k, v in arguments.items() if k != "request"})
+            for path, (endpoint, arguments) in described.items()]
+    bodies = [arguments["request"] for _, arguments in described.values()]
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             schema = get_openapi(title=app.title, version=app.version, routes=docs + app.routes,
                                  description=__doc__.split("\n")[0])
             components = schema.setdefault("components", {}).setdefault("schemas", {})
-            for model in (ChatCompletionRequest, CompletionRequest):
+            for model in bodies:
                 body = model.model_json_schema(ref_template=REF, mode="validation")
                 components.update(body.pop("$defs", {}))
                 components[model.__name__] = body

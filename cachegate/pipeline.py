@@ -49,6 +49,7 @@ class Outcome:
     similarity: float | None = None   # hit-semantic: cosine of the two questions, in [-1, 1]
     entry_id: str | None = None       # hit-semantic: the entry served
     answer: CachedAnswer | None = None   # a hit: the answer `chunks` replays, fitted to the request
+    matched: str | None = None        # hit-semantic: the cached question whose answer was served
 
     @property
     def shared(self) -> bool:
@@ -113,7 +114,7 @@ class Gateway:
                 if answer is not None:
                     return Outcome("hit-semantic", key, route, replay(answer, self.policy.pacing, whole=not stream),
                                    similarity=round(max(-1.0, min(1.0, hit.similarity)), 4),
-                                   entry_id=id_text(hit.entry.id), answer=answer)
+                                   entry_id=id_text(hit.entry.id), answer=answer, matched=hit.entry.query)
         store = Storer(self, endpoint, request, key, controls, lookup, route)
         chunks, joined = self._call(route, request, key, controls, store)
         try:

@@ -39,11 +39,16 @@ class Envelope:
 
     def __post_init__(self) -> None:
         self.request_id = self.request_id or uuid.uuid4().hex
-        self.id = ("chatcmpl-" if self.kind == "chat" else "cmpl-") + self.request_id[:24]
+        self.id = response_id(self.kind, self.request_id)
 
     def base(self, object_name: str) -> dict[str, Any]:
         return {"id": self.id, "object": object_name, "created": self.created, "model": self.model,
                 "system_fingerprint": "cachegate"}
+
+
+def response_id(kind: str, request_id: str) -> str:
+    """The `id` a response carries (what `POST /v1/cache/feedback` names): OpenAI's prefix and the request id."""
+    return ("chatcmpl-" if kind == "chat" else "cmpl-") + request_id[:24]
 
 
 async def collect(chunks: AsyncIterator[Chunk]) -> Answer:

@@ -21,15 +21,16 @@ from cachegate.cache.controls import controls_of
 from cachegate.errors import APIError, ModelNotFound, server_error
 from cachegate.http_guards import read_body, require_json
 from cachegate.limits import check_limits, token_estimate
-from cachegate.openapi import CHAT_ROUTE, COMPLETIONS_ROUTE, Health, ModelList, ModelObject
+from cachegate.openapi import CHAT_ROUTE, COMPLETIONS_ROUTE, FEEDBACK_ROUTE, Health, ModelList, ModelObject
 from cachegate.pipeline import Outcome
 from cachegate.ratelimit import Reservation
 from cachegate.request_memo import Parsed
-from cachegate.responses import Answer, Envelope, collect, sse, whole
+from cachegate.responses import Answer, Envelope, collect, response_id, sse, whole
 from cachegate.services import Services
 from cachegate.stats import SAVED
 from cachegate.telemetry.health import export, health
 from cachegate.telemetry.report import report
+from cachegate.schema import CacheFeedback
 from cachegate.translate import ENDPOINT_SCHEMAS, parse_body, to_backend_request
 
 log = logging.getLogger(__name__)
@@ -45,13 +46,6 @@ async def completions(http: Request) -> Response:
     return await complete(http, "completions")
 
 
-# The completion routes read their raw body themselves (OpenAI-shaped errors, the request memo), so they
-# are plain Starlette routes, without FastAPI's per-request dependency solving; `openapi.install`
-# describes them from the same definitions.
-COMPLETION_ROUTES = {"/v1/chat/completions": (chat_completions, CHAT_ROUTE),
-                     "/v1/completions": (completions, COMPLETIONS_ROUTE)}
-for _path, (_endpoint, _) in COMPLETION_ROUTES.items():
-    router.add_route(_path, _endpoint, methods=["POST"], include_in_schema=False)
 
 
 @router.get("/v1/models", response_model=ModelList)
@@ -93,6 +87,22 @@ async def healthz(http: Request) -> dict[str, Any]:
     return {"status": status, "models": list(services.gateway.backends), "stores": stores}
 
 
+async def cache_feedback(http: Request) -> Response:
+    """A client's verdict on an answer it got from the cache: a wrong one is invalidated and counted."""
+    services: Services = http.app.state.services
+    try:
+        principal = await services.keys.authenticate(http.headers.get("authorization"))
+        require_json(http)
+        body = parse_body(await read_body(http, 4096, services.settings.server.body_timeout_s), CacheFeedback)
+        if services.verification is None:
+            raise APIError("The semantic tier is disabled: there is no cached answer to judge", status=404,
+                           type="not_found_error", param="id", code="unknown_response")
+        verdict = await services.verification.feedback(tenant_of(http, principal), body.id, body.good)
+    except APIError as exc:
+        return exc.response()
+    return Response(orjson.dumps(verdict), media_type="application/json")
+
+
 async def complete(http: Request, kind: str) -> Response:
     services: Services = http.app.state.services
     record = services.telemetry.start(kind)
@@ -108,6 +118,9 @@ async def complete(http: Request, kind: str) -> Response:
         controls = controls_of(body.cache, http.headers.get("cache-control"))
         outcome = await services.gateway.serve(kind, request, controls, stream=body.stream)
         services.telemetry.routed(record, outcome, request)
+        if outcome.answer is not None and services.verification is not None:
+            services.verification.after_hit(response_id(kind, request_id), request, outcome, controls.namespace,
+                                            record.question)
         if outcome.answer is not None and not body.stream:
             return await whole_hit(services, record, reservation, kind, outcome, request_id)
         chunks = metered(services, record, reservation, outcome.cache, outcome.chunks)
@@ -216,3 +229,13 @@ async def shape(kind: str, outcome: Outcome, chunks: AsyncIterator[Chunk], strea
         return Response(b"".join([event async for event in events]), media_type="text/event-stream",
                         headers=headers)
     return StreamingResponse(events, media_type="text/event-stream", headers=headers)
+
+
+# The routes that read their raw body themselves (OpenAI-shaped errors, the request memo) are
+# plain Starlette routes, without FastAPI's per-request dependency solving; `openapi.install`
+# describes them from the same definitions.
+BODY_ROUTES = {"/v1/chat/completions": (chat_completions, CHAT_ROUTE),
+               "/v1/completions": (completions, COMPLETIONS_ROUTE),
+               "/v1/cache/feedback": (cache_feedback, FEEDBACK_ROUTE)}
+for _path, (_endpoint, _) in BODY_ROUTES.items():
+    router.add_route(_path, _endpoint, methods=["POST"], include_in_schema=False)

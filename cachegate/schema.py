@@ -161,3 +161,10 @@ class CompletionRequest(SamplingFields):
     @property
     def requested_max_tokens(self) -> int | None:
         return self.max_tokens
+
+
+class CacheFeedback(BaseModel):
+    """`POST /v1/cache/feedback`: a client's verdict on an answer it was served from the cache."""
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(min_length=1, max_length=128, description="the `id` of a response the gateway served")
+    good: bool

@@ -22,6 +22,8 @@ from cachegate.semantic.singleflight import SingleFlight
 from cachegate.semantic.tier import SemanticTier
 from cachegate.ratelimit import RateLimiter
 from cachegate.request_memo import RequestMemo
+from cachegate.verified.service import Verification
+from cachegate.verified.service import build as build_verification
 from cachegate.routing import ModelRouter
 from cachegate.settings import ModelSettings, Settings
 from cachegate.stats import Stats
@@ -46,8 +48,11 @@ class Services:
     semantic: SemanticTier | None = None
     redis: Any = None
     requests: RequestMemo = field(default_factory=RequestMemo)     # bodies seen before, parsed
+    verification: Verification | None = None                      # shadow checks, feedback, the FHR target
 
     async def close(self) -> None:
+        if self.verification is not None:
+            self.verification.close()
         await self.telemetry.close()
         for backend in self.gateway.backends.values():
             await backend.close()
@@ -117,7 +122,8 @@ async def build_services(settings: Settings, backends: dict[str, Backend] | None
     redis = redis_client(settings)
     keys = KeyRing(settings.auth, redis, settings.redis.key_prefix)
     limiter = RateLimiter(redis, settings.redis.key_prefix)
-    return Services(settings, gateway, stats, telemetry, keys, limiter, stores, semantic=semantic, redis=redis)
+    return Services(settings, gateway, stats, telemetry, keys, limiter, stores, semantic=semantic, redis=redis,
+                    verification=build_verification(settings, gateway))
 
 
 def redis_client(settings: Settings):

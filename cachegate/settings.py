@@ -118,7 +118,21 @@ class SemanticIndexSettings(Section):
 class NamespaceSettings(Section):
     ttl_s: float | None = Field(None, gt=0)
     threshold: float | None = Field(None, ge=-1, le=1)                 # for `policy: cosine`
-    target_false_hit_rate: float | None = Field(None, gt=0, lt=1)      # for a calibrated policy
+    target_false_hit_rate: float | None = Field(None, gt=0, lt=1)      # for a calibrated policy; held by checks
+    verify_rate: float | None = Field(None, ge=0, le=1)                # share of this namespace's hits re-asked
+
+
+class VerifySettings(Section):
+    """Shadow checks and the false-hit target they hold (see cachegate/verified/)."""
+    per_minute: int = Field(30, ge=0)              # background re-asks at most, per minute
+    busy_at: int = Field(4, ge=1)                  # skipped while this many requests are in flight on the models
+    answer_similarity: float = Field(0.85, ge=-1, le=1)   # a fresh answer this close to the served one agrees
+    target: float = Field(0.02, gt=0, lt=1)        # target false-hit rate when the policy names none (cosine)
+    min_evidence: int = Field(20, ge=1)            # checks since the last change before the decision may tighten
+    loosen_evidence: int = Field(200, ge=1)        # checks since the last change before it may loosen
+    served_entries: int = Field(50_000, ge=1)      # recent hits remembered for feedback (by response id)
+    max_labels: int = Field(10_000, ge=1)          # verified labels kept (for `cachegate train matcher --from-verified`)
+    labels_path: str | None = None                 # also append them to this JSON-lines file
 
 
 class SemanticCacheSettings(Section):
@@ -139,6 +153,8 @@ class SemanticCacheSettings(Section):
     namespaces: dict[str, NamespaceSettings] = Field(default_factory=dict)
     embedder: EmbedderSettings = EmbedderSettings()
     index: SemanticIndexSettings = SemanticIndexSettings()
+    verify_rate: float = Field(0.02, ge=0, le=1)     # share of semantic hits re-asked in the background
+    verify: VerifySettings = VerifySettings()
     sweep_interval_s: float = Field(30.0, gt=0)
     store_truncated: bool = True     # a cut answer serves requests whose max_tokens is at most its own
 

@@ -52,6 +52,10 @@ def render(stats: dict[str, Any]) -> str:
                      + f"  (n={lat['count']})"))
     for name, s in stats["stores"].items():
         rows.append((f"store {name}", f"{'up' if s['up'] else 'DOWN'}, {s['entries']} entries, {s['bytes']} bytes"))
+    for name, v in (stats.get("verification") or {}).get("namespaces", {}).items():
+        setting = next((f"{k} {v[k]}" for k in ("threshold", "target_false_hit_rate") if k in v), "")
+        rows.append((f"false hits {name}", f"{v['false_hit_rate']:.1%}, upper bound {v['upper_bound']:.1%} "
+                     f"(target {v['target']:.1%}, {v['checked_since_change']} checked); {setting}"))
     for b in stats["backends"]:
         engine = b.get("engine") or {}
         extra = f", running {engine.get('running')}, waiting {engine.get('waiting')}" if engine else ""

@@ -41,7 +41,10 @@ async def health(services) -> dict[str, Any]:
     faults = {"store_errors": gateway.stats.store_errors,
               "exact_corrupt": gateway.exact.corrupt if gateway.exact is not None else 0,
               "semantic_corrupt": tier.entries.corrupt if tier is not None else 0}
-    return {"stores": stores, "backends": replicas_health(gateway.backends), "faults": faults}
+    out = {"stores": stores, "backends": replicas_health(gateway.backends), "faults": faults}
+    if services.verification is not None:
+        out["verification"] = services.verification.view()
+    return out
 
 
 def export(metrics: Metrics, state: dict[str, Any], totals: dict[str, Any]) -> None:
@@ -50,6 +53,12 @@ def export(metrics: Metrics, state: dict[str, Any], totals: dict[str, Any]) -> N
         metrics.hit_ratio.labels(tier).set(totals[key])
     for kind, count in state.get("faults", {}).items():
         metrics.cache_faults.labels(kind).set(count)
+    verification = state.get("verification") or {}
+    for namespace, v in verification.get("namespaces", {}).items():
+        for kind, key in (("estimate", "false_hit_rate"), ("upper_bound", "upper_bound"), ("target", "target")):
+            metrics.false_hit_rate.labels(namespace, kind).set(v[key])
+    for row in verification.get("verdicts", []):
+        metrics.verified.labels(row["namespace"], row["source"], row["verdict"]).set(row["count"])
     for name, s in state["stores"].items():
         metrics.store_up.labels(name).set(1 if s["up"] else 0)
         if s["entries"] is not None:

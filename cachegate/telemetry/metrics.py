@@ -33,6 +33,11 @@ class Metrics:
         self.cache_faults = Gauge("cachegate_cache_faults", "Answers served but not stored because a store "
                                   "failed (store_errors), corrupt entries dropped (exact_corrupt, "
                                   "semantic_corrupt)", ["kind"], registry=r)
+        self.false_hit_rate = Gauge("cachegate_false_hit_rate", "Semantic false-hit rate per namespace, measured "
+                                    "by shadow checks and feedback since its decision last changed: estimate, "
+                                    "upper_bound (Wilson 95%) and target", ["namespace", "kind"], registry=r)
+        self.verified = Gauge("cachegate_verified_hits", "Semantic hits judged, per namespace, source (shadow, "
+                              "feedback) and verdict", ["namespace", "source", "verdict"], registry=r)
         self.store_up = Gauge("cachegate_store_up", "1 when the store answers", ["store"], registry=r)
         self.backend_up = Gauge("cachegate_backend_up", "1 when the replica's circuit is not open",
                                 ["model", "replica"], registry=r)

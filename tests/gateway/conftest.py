@@ -7,15 +7,14 @@ import pytest
 from fastapi.testclient import TestClient
 
 from cachegate.app import create_app
-from cachegate.settings import load_settings
+from cachegate.settings import deep_merge, load_settings
 from tests.support.fake_backend import EchoBackend
 
 
 def make_settings(**overrides):
-    """Settings for a test app; of the environment only CACHEGATE_ADMIN_TOKEN is read (tests set it)."""
-    base = {"models": [{"name": "echo"}]}
-    for key, value in overrides.items():
-        base[key] = value
+    """Settings for a test app; of the environment only CACHEGATE_ADMIN_TOKEN is read (tests set it).
+    Shadow checks (random background re-asks) are off unless a test turns them on."""
+    base = deep_merge({"models": [{"name": "echo"}], "cache": {"semantic": {"verify_rate": 0.0}}}, overrides)
     env = {k: v for k, v in os.environ.items() if k == "CACHEGATE_ADMIN_TOKEN"}
     return load_settings(env=env, overrides=base)
 
