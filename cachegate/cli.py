@@ -22,6 +22,7 @@ VERBS: dict[tuple[str, ...], tuple[str, str]] = {
     ("loadtest",): ("loadtests.loadgen.command", "drive a gateway on loopback with a workload; report hits"),
     ("keys",): ("cachegate.keys_cli", "API keys kept in Redis: add, revoke, list"),
     ("soak",): ("loadtests.chaos.soak", "a gateway under steady load for minutes: memory stays bounded"),
+    ("drill", "false-hits"): ("loadtests.verify_drill", "near misses arrive mid-run: verification holds the target"),
 }
 
 
