@@ -16,6 +16,7 @@ VERBS: dict[tuple[str, ...], tuple[str, str]] = {
     ("bench", "engine"): ("loadtests.bench_engine", "the engine against transformers, side by side"),
     ("bench", "gateway"): ("loadtests.bench_gateway", "cache hits against a bare FastAPI echo, side by side"),
     ("bench", "structured"): ("loadtests.bench_structured", "valid JSON, schema and tool-call rates with and without grammars; masking cost"),
+    ("train", "matcher"): ("cachegate.matcher_train.command", "rebuild the semantic matcher from the dev data"),
     ("router", "train"): ("cachegate.router_cli", "fit the learned router on labeled examples"),
     ("router", "eval"): ("cachegate.router_cli", "measure a learned router on labeled examples"),
     ("stats",): ("cachegate.stats_cli", "the dashboard's summary of a running gateway, as a table"),
@@ -30,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")   # before torch loads: on shared cores threads sleep
     args = build_parser(argv).parse_args(argv)
     return importlib.import_module(args.module).run(args)
 

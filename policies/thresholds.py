@@ -26,6 +26,7 @@ class Candidate:
     context_mismatch: bool = False        # one side carries earlier turns and the other does not
     query_vector: Any = None              # the two questions' embeddings, for policies that read them
     entry_vector: Any = None
+    verified: float | None = None         # the verifier's logit for the pair, when the matcher ran it
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,44 @@
+"""The knobs of a matcher training run, in one place (the card records them)."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    seed: int = 0
+    bf16: bool = True                 # autocast on CPUs that multiply bfloat16 natively
+    threads: int = 2
+    progress: bool = True
+    # retrieval projection
+    projection_batch: int = 128
+    projection_epochs: float = 2.0
+    projection_lr: float = 1e-3
+    # verifier: the packaged MiniLM's first `layers` layers with LoRA on every linear map
+    layers: int = 4
+    lora_rank: int = 32
+    lora_alpha: int = 64
+    verifier_batch: int = 64
+    verifier_epochs: float = 1.0
+    verifier_lr: float = 1e-3
+    max_length: int = 48
+    hard_negatives: int = 2
+    # decision
+    target: float = 0.02
+    confidence: float = 0.75
+    per_intent: int = 5               # questions per intent warmed in the calibration caches
+    top_k: int = 8                    # retrieved per lookup (the tier's index.top_k)
+    verify_k: int = 5
+    min_tuned_cosine: float = 0.4
+    min_cosine: float = 0.3
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+QUICK_OVERRIDES = {"projection_epochs": 1.0, "layers": 1, "lora_rank": 4, "lora_alpha": 8, "verifier_batch": 16,
+                   "max_length": 32, "hard_negatives": 1}
+
+
+def quick(cfg: TrainSettings) -> TrainSettings:
+    return replace(cfg, **QUICK_OVERRIDES)
