@@ -12,6 +12,7 @@ VERBS: dict[tuple[str, ...], tuple[str, str]] = {
     ("engine",): ("cachegate.engine_server", "serve one engine as its own OpenAI-compatible server"),
     ("calibrate",): ("cachegate.calibrate", "fit the semantic similarity policy to a target false-hit rate"),
     ("eval", "semantic"): ("cachegate.evaluate", "measure the semantic policy on labeled data"),
+    ("eval", "distill"): ("cachegate.distill.eval_cli", "a distilled small model beside the base: agreement, tokens/s"),
     ("bench", "semantic"): ("loadtests.bench_semantic", "time semantic lookups"),
     ("bench", "engine"): ("loadtests.bench_engine", "the engine against transformers, side by side"),
     ("bench", "gateway"): ("loadtests.bench_gateway", "cache hits against a bare FastAPI echo, side by side"),
@@ -24,6 +25,7 @@ VERBS: dict[tuple[str, ...], tuple[str, str]] = {
     ("keys",): ("cachegate.keys_cli", "API keys kept in Redis: add, revoke, list"),
     ("soak",): ("loadtests.chaos.soak", "a gateway under steady load for minutes: memory stays bounded"),
     ("drill", "false-hits"): ("loadtests.verify_drill", "near misses arrive mid-run: verification holds the target"),
+    ("distill",): ("cachegate.distill.command", "fine-tune the small model (LoRA) on the large tier's logged answers"),
 }
 
 

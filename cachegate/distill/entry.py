@@ -27,6 +27,7 @@ class AnswerEntry:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     temperature: float = 1.0
+    max_tokens: int | None = None                # as the client sent it (None: the model's default)
     ts: float = field(default_factory=time.time)
     v: int = VERSION
 

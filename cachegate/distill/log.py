@@ -61,7 +61,8 @@ def entry_of(request: BackendRequest, controls: CacheControls, answer: CachedAns
     return AnswerEntry(tenant=request.tenant, namespace=controls.namespace, model=answer.model,
                        answer=answer.text.strip(), messages=request.messages, prompt=request.prompt,
                        prompt_tokens=answer.usage.prompt_tokens, completion_tokens=answer.usage.completion_tokens,
-                       temperature=request.params.temperature)
+                       temperature=request.params.temperature,
+                       max_tokens=request.params.max_tokens if request.max_tokens_explicit else None)
 
 
 def build_answer_log(cfg: DistillSettings, redis_url: str | None, key_prefix: str,
