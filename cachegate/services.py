@@ -142,6 +142,7 @@ def build_telemetry(settings: Settings, stats: Stats, ledger: Ledger) -> Telemet
         fleet = RedisSeries(local, connect(settings.redis.url, settings.redis.socket_timeout_s),
                             settings.redis.key_prefix)
     telemetry = Telemetry(stats, PriceList.from_settings(settings), local, ledger, fleet)
+    telemetry.routing_reference = next((m.name for m in settings.models if m.tier == "large"), None)
     telemetry.start_flushing(settings.admin.flush_interval_s)
     return telemetry
 

@@ -24,6 +24,8 @@ class Metrics:
                             ["kind", "model"], registry=r)
         self.similarity = Histogram("cachegate_semantic_hit_similarity", "Cosine similarity of semantic hits",
                                     buckets=SIMILARITY_BUCKETS, registry=r)
+        self.routing_saved = Counter("cachegate_routing_saved", "Money the router saved by sending a request "
+                                     "to a cheaper model than the large tier's (estimate)", ["model"], registry=r)
         self.routes = Counter("cachegate_routes", "Answers by routed tier, answering model and fallback",
                               ["tier", "model", "fallback"], registry=r)
         self.hit_ratio = Gauge("cachegate_hit_ratio", "Share of answered requests served by a tier (or any)",

@@ -50,6 +50,7 @@ class Telemetry:
         self.fleet = fleet          # the fleet's minute buckets in Redis, when configured
         self.metrics = Metrics()
         self._flusher: asyncio.Task | None = None
+        self.routing_reference: str | None = None    # the large tier's model: what "auto" saves against
 
     def start_flushing(self, interval_s: float) -> None:
         if self.fleet is not None:
@@ -122,4 +123,14 @@ class Telemetry:
         m.bound(m.cost, "saved" if kind == "saved" else "spent", rec.model).inc(cost)
         if kind == "saved":
             return {"tokens_saved": rec.usage.total_tokens, "cost_saved": cost}
-        return {"tokens_served": rec.usage.total_tokens, "cost": cost}
+        return {"tokens_served": rec.usage.total_tokens, "cost": cost} | self._routing_saved(rec, cost)
+
+    def _routing_saved(self, rec: RequestRecord, cost: float) -> dict[str, float]:
+        """An answer the router ("auto") sent to a cheaper model: what the large tier's model would have
+        cost for the same tokens, less what it cost (an estimate: token counts differ between models)."""
+        if self.routing_reference is None or not rec.route.startswith("auto:") or rec.tier == "large" \
+                or "fallback-from" in rec.route:
+            return {}
+        saved = max(0.0, self.prices.cost(self.routing_reference, rec.usage) - cost)
+        self.metrics.bound(self.metrics.routing_saved, rec.model).inc(saved)
+        return {"routing_saved": saved}

@@ -45,6 +45,7 @@ def summary(counts: Counter) -> dict[str, Any]:
         **rates(counts),
         "tokens_saved": int(counts.get("tokens_saved", 0)), "cost_saved": round(counts.get("cost_saved", 0.0), 6),
         "tokens_served": int(counts.get("tokens_served", 0)), "cost": round(counts.get("cost", 0.0), 6),
+        "routing_cost_saved": round(counts.get("routing_saved", 0.0), 6),      # auto sent it to a cheaper model
         "routes": {f.split(":", 1)[1]: int(n) for f, n in counts.items() if f.startswith("route:")},
         "latency_ms": percentiles(counts, "lat"),
         "ttft_ms": percentiles(counts, "ttft"),

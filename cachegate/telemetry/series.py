@@ -3,7 +3,7 @@
 Each replica adds to its own minute buckets; with Redis, deltas are flushed every couple of seconds
 with HINCRBYFLOAT into one hash per minute shared by all replicas, so the dashboard reads the sum of
 the whole fleet. Field names: `req:<outcome>`, `lat:<outcome>:<bucket>`, `ttft:<outcome>:<bucket>`,
-`route:<tier>`, `tokens_saved`, `cost_saved`, `tokens_served`, `cost`.
+`route:<tier>`, `tokens_saved`, `cost_saved`, `tokens_served`, `cost`, `routing_saved`.
 """
 from __future__ import annotations
 
