@@ -100,6 +100,7 @@ def test_a_failing_log_never_fails_the_request(tmp_path, small, large):
 
 
 def test_no_log_unless_asked(tmp_path, small, large):
-    settings = make_settings(models=[{"name": "small-m"}, {"name": "large-m", "tier": "large"}])
+    settings = make_settings(models=[{"name": "small-m"}, {"name": "large-m", "tier": "large"}],
+                             cache={"semantic": {"enabled": False}})
     with TestClient(create_app(settings, backends={"small-m": small, "large-m": large})) as client:
         assert client.app.state.services.gateway.answer_log is None
