@@ -130,6 +130,7 @@ class VerifySettings(Section):
     target: float = Field(0.02, gt=0, lt=1)        # target false-hit rate when the policy names none (cosine)
     min_evidence: int = Field(20, ge=1)            # checks since the last change before the decision may tighten
     loosen_evidence: int = Field(200, ge=1)        # checks since the last change before it may loosen
+    window: int = Field(200, ge=1)                 # the most recent checks the estimate reads (drift shows fast)
     served_entries: int = Field(50_000, ge=1)      # recent hits remembered for feedback (by response id)
     max_labels: int = Field(10_000, ge=1)          # verified labels kept (for `cachegate train matcher --from-verified`)
     labels_path: str | None = None                 # also append them to this JSON-lines file

@@ -1,5 +1,6 @@
 """Holding each namespace under its false-hit target: every verified hit (a shadow re-ask or a client's
-feedback) is tallied since the namespace's decision last changed. When the rate seen passes the target
+feedback) is tallied: the recent ones (at most `window`) since the namespace's decision last changed are
+its evidence. When the rate seen passes the target
 and so does its upper confidence bound (Wilson 95%), the decision tightens one step; it loosens one step
 again only on evidence (`loosen_evidence` checks and the upper bound under the target, so the namespace
 is confidently within it), never past the configured setting. Every change is logged and kept for the
@@ -33,13 +34,13 @@ class Change:
 
 class TargetController:
     def __init__(self, tier, targets: dict[str, float], default_target: float = 0.02, min_evidence: int = 20,
-                 loosen_evidence: int = 200, history: int = 100) -> None:
+                 loosen_evidence: int = 200, window: int = 200, history: int = 100) -> None:
         self.tier = tier                      # its `policy` is read and replaced
         self.targets = targets
         self.default_target = default_target
         self.min_evidence = min_evidence
         self.loosen_evidence = loosen_evidence
-        self.tallies: dict[str, Tally] = defaultdict(Tally)
+        self.tallies: dict[str, Tally] = defaultdict(lambda: Tally(window))
         self.bases: dict[str, Knob] = {}
         self.changes: deque[Change] = deque(maxlen=history)
         self.by_source: dict[tuple[str, str, bool], int] = defaultdict(int)
@@ -53,9 +54,9 @@ class TargetController:
         self.by_source[(namespace, source, good)] += 1
         self.bases.setdefault(namespace, knob_of(self.tier.policy, namespace))
         target = self.target(namespace)
-        if tally.checked >= self.min_evidence and tally.rate > target and tally.upper > target:
+        if tally.since >= self.min_evidence and tally.rate > target and tally.upper > target:
             self._step(namespace, tighten=True)
-        elif tally.checked >= self.loosen_evidence and tally.upper < target:
+        elif tally.since >= self.loosen_evidence and tally.upper < target:
             self._step(namespace, tighten=False)
 
     def _step(self, namespace: str, tighten: bool) -> None:
@@ -64,7 +65,7 @@ class TargetController:
         value = stricter(policy, knob) if tighten else looser(policy, knob, self.bases[namespace])
         if value is None:
             return
-        why = (f"{tally.bad_since}/{tally.checked} wrong, upper bound {tally.upper:.3f} "
+        why = (f"{tally.bad_since} of the last {tally.checked} checks wrong, upper bound {tally.upper:.3f} "
                f"{'>' if tighten else '<'} target {self.target(namespace)}")
         self.tier.policy = with_knob(policy, namespace, knob.kind, value)
         self.changes.append(Change(time.time(), namespace, knob.kind, knob.value, value, why))

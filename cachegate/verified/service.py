@@ -80,7 +80,7 @@ def build(settings, gateway) -> Verification | None:
     targets = {n: s.target_false_hit_rate for n, s in cfg.namespaces.items() if s.target_false_hit_rate}
     rates = {n: s.verify_rate for n, s in cfg.namespaces.items() if s.verify_rate is not None}
     default_target = getattr(tier.policy, "target", None) or v.target
-    controller = TargetController(tier, targets, default_target, v.min_evidence, v.loosen_evidence)
+    controller = TargetController(tier, targets, default_target, v.min_evidence, v.loosen_evidence, v.window)
     shadow = ShadowChecks(gateway.backends, AnswerComparator(tier.embedder.embed, v.answer_similarity),
                           cfg.verify_rate, rates, v.per_minute, v.busy_at)
     return Verification(gateway, ServedHits(v.served_entries), controller, shadow,

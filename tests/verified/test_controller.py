@@ -36,7 +36,7 @@ def test_bad_hits_tighten_a_cosine_namespace_and_good_ones_loosen_it_back_to_its
     for i in range(20):
         controller.record("faq", good=i % 4 != 0, source="shadow")          # 25% wrong
     assert tier.policy.namespaces["faq"] == pytest.approx(0.87)
-    assert controller.tallies["faq"].checked == 0                            # evidence restarts
+    assert controller.tallies["faq"].since == 0                              # evidence restarts
     for _ in range(99):
         controller.record("faq", good=True, source="feedback")
     assert tier.policy.namespaces["faq"] == pytest.approx(0.87)              # not yet enough evidence
@@ -73,3 +73,13 @@ def test_too_little_evidence_or_no_wrong_hit_changes_nothing():
     for _ in range(50):
         controller.record("quiet", good=True, source="shadow")       # bound above target, yet nothing wrong
     assert tier.policy.namespaces == {}
+
+
+def test_a_drift_after_a_long_good_stretch_shows_in_the_recent_checks():
+    tier = Tier(CosinePolicy(0.85))
+    controller = TargetController(tier, {}, default_target=0.02, window=100, loosen_evidence=10_000)
+    for _ in range(1000):
+        controller.record("faq", good=True, source="shadow")
+    for i in range(30):
+        controller.record("faq", good=i % 5 != 0, source="shadow")          # 20% wrong, after 1,000 good
+    assert tier.policy.namespaces.get("faq", 0.85) > 0.85
