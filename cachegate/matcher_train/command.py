@@ -30,6 +30,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target-false-hit-rate", type=float, default=0.02)
     p.add_argument("--threads", type=int, default=2, help="torch threads")
     p.add_argument("--embedding-cache", help="folder to memoise plain embeddings in")
+    p.add_argument("--refit", action="store_true",
+                   help="keep the projection and verifier already in --out; refit only the decision")
     p.add_argument("--no-progress", action="store_true")
 
 
@@ -53,11 +55,6 @@ def split_names(text: str) -> list[str]:
 def train(cfg: TrainSettings, args: argparse.Namespace, out: Path) -> dict:
     import torch
     from tqdm import tqdm
-
-    from cachegate.matcher_train import pairs as mining
-    from cachegate.matcher_train.retrieval import apply_projection, train_projection
-    from cachegate.matcher_train.verifier_train import train_verifier
-    from cachegate.semantic.matcher_files import save_projection
     torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed)
     np.random.seed(cfg.seed)
@@ -70,10 +67,33 @@ def train(cfg: TrainSettings, args: argparse.Namespace, out: Path) -> dict:
                                      embed)
     vectors = embed(corpus.texts())
     stages.update()
+    if args.refit:
+        projection, seconds = refit_inputs(out)
+        stages.update(2)
+    else:
+        projection = train_models(corpus, vectors, cfg, out, seconds, stages)
+    t = time.perf_counter()
+    from cachegate.matcher_train.fitting import fit_and_write
+    fitted = fit_and_write(corpus, vectors, projection, cfg, out)
+    seconds["calibration"] = time.perf_counter() - t
+    elapsed = time.perf_counter() - started     # a refit adds the recorded training times of the models it kept
+    seconds["total"] = elapsed + (seconds["projection"] + seconds["verifier"] if args.refit else 0.0)
+    stages.update()
+    stages.close()
+    return write_manifest(out, cfg, args, corpus, fitted, seconds)
+
+
+def train_models(corpus, vectors: dict[str, np.ndarray], cfg: TrainSettings, out: Path, seconds: dict[str, float],
+                 stages) -> np.ndarray:
+    """The projection, then the verifier trained on pairs mined with it; both written to `out`."""
+    from cachegate.matcher_train import pairs as mining
+    from cachegate.matcher_train.retrieval import apply_projection, train_projection
+    from cachegate.matcher_train.verifier_train import train_verifier
+    from cachegate.semantic.matcher_files import save_projection
     with tempfile.TemporaryDirectory() as scratch:
         t = time.perf_counter()
-        projection = train_projection(mining.triplets(corpus.train, corpus.qqp_train, vectors, cfg.seed), cfg,
-                                      scratch)
+        projection = train_projection(mining.triplets(corpus.train, corpus.qqp_train, vectors, cfg.seed), vectors,
+                                      cfg, scratch)
         save_projection(out, projection)
         seconds["projection"] = time.perf_counter() - t
         stages.update()
@@ -85,14 +105,15 @@ def train(cfg: TrainSettings, args: argparse.Namespace, out: Path) -> dict:
                                              cfg.hard_negatives), cfg, out, scratch)
         seconds["verifier"] = time.perf_counter() - t
         stages.update()
-    t = time.perf_counter()
-    from cachegate.matcher_train.fitting import fit_and_write
-    fitted = fit_and_write(corpus, vectors, projection, cfg, out)
-    seconds["calibration"] = time.perf_counter() - t
-    seconds["total"] = time.perf_counter() - started
-    stages.update()
-    stages.close()
-    return write_manifest(out, cfg, args, corpus, fitted, seconds)
+    return projection
+
+
+def refit_inputs(out: Path) -> tuple[np.ndarray, dict[str, float]]:
+    """The projection already in `out` (as stored), and the training times its matcher.json recorded."""
+    from safetensors.numpy import load_file
+    projection = load_file(str(out / "projection.safetensors"))["projection"].astype(np.float32)
+    trained = json.loads((out / "matcher.json").read_text()).get("trained", {}).get("seconds", {})
+    return projection, {k: trained.get(k, 0.0) for k in ("projection", "verifier")}
 
 
 class PlainVectors:

@@ -11,8 +11,8 @@ class TrainSettings:
     threads: int = 2
     progress: bool = True
     # retrieval projection
-    projection_batch: int = 128
-    projection_epochs: float = 2.0
+    projection_batch: int = 256
+    projection_epochs: float = 5.0
     projection_lr: float = 1e-3
     # verifier: the packaged MiniLM's first `layers` layers with LoRA on every linear map
     layers: int = 4
