@@ -14,6 +14,7 @@ from cachegate import openapi
 from cachegate.backends.base import Backend
 from cachegate.errors import APIError, error_body
 from cachegate.http_guards import InFlightLimit
+from cachegate.admin.answers import router as admin_answers
 from cachegate.admin.api import router as admin_api
 from cachegate.admin.page import router as admin_page
 from cachegate.routes import BODY_ROUTES, router
@@ -38,7 +39,7 @@ def create_app(settings: Settings | None = None, backends: dict[str, Backend] | 
 
     app = FastAPI(title="cachegate", version="0.1.0", lifespan=lifespan)
     app.include_router(router)
-    for operators_only in (admin_api, admin_page, semantic_admin):     # their own token; not in the public API
+    for operators_only in (admin_answers, admin_api, admin_page, semantic_admin):     # their own token; not in the public API
         app.include_router(operators_only, include_in_schema=False)
     install_error_handlers(app)
     openapi.install(app, BODY_ROUTES)

@@ -23,6 +23,7 @@ VERBS: dict[tuple[str, ...], tuple[str, str]] = {
     ("stats",): ("cachegate.stats_cli", "the dashboard's summary of a running gateway, as a table"),
     ("loadtest",): ("loadtests.loadgen.command", "drive a gateway on loopback with a workload; report hits"),
     ("keys",): ("cachegate.keys_cli", "API keys kept in Redis: add, revoke, list"),
+    ("answers",): ("cachegate.answers_cli", "curated answers: import a JSONL/CSV library, export, list, delete"),
     ("soak",): ("loadtests.chaos.soak", "a gateway under steady load for minutes: memory stays bounded"),
     ("drill", "false-hits"): ("loadtests.verify_drill", "near misses arrive mid-run: verification holds the target"),
     ("distill",): ("cachegate.distill.command", "fine-tune the small model (LoRA) on the large tier's logged answers"),

@@ -121,7 +121,7 @@ ERRORS = {status: {"model": ErrorResponse, "description": text} for status, text
 
 class FeedbackResult(BaseModel):
     id: str
-    tier: Literal["exact", "semantic"]
+    tier: Literal["exact", "curated", "semantic"]
     good: bool
     invalidated: list[str]
 

@@ -12,7 +12,6 @@ import asyncio
 import dataclasses
 import hashlib
 import logging
-import re
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -20,10 +19,11 @@ from dataclasses import dataclass
 from cachegate.backends.base import Backend, BackendRequest, Chunk
 from cachegate.backends.fallback import generate_with_fallback
 from cachegate.backends.streams import prepend
-from cachegate.cache.answer import AnswerBuilder, CachedAnswer
+from cachegate.cache.answer import AnswerBuilder, CachedAnswer, word_pieces
 from cachegate.cache.controls import DEFAULT_NAMESPACE, CacheControls
 from cachegate.cache.exact import ExactTier
 from cachegate.cache.keys import exact_key
+from cachegate.curated.library import CuratedLibrary
 from cachegate.distill.log import AnswerLog
 from cachegate.errors import BackendUnavailable
 from cachegate.routing import ModelRouter, Route, route_input
@@ -37,19 +37,19 @@ from policies.admission import AdmissionPolicy
 from policies.routing import FixedRouter
 
 log = logging.getLogger(__name__)
-OUTCOMES = ("hit-exact", "hit-semantic", "joined", "miss", "bypass")     # x-cachegate-cache
+OUTCOMES = ("hit-exact", "hit-curated", "hit-semantic", "joined", "miss", "bypass")     # x-cachegate-cache
 
 
 @dataclass
 class Outcome:
-    cache: str          # "hit-exact" | "hit-semantic" | "miss" | "joined" (shared an identical request's
-    key: str            #   backend call) | "bypass" (lookup skipped by the request or the settings)
+    cache: str          # "hit-exact" | "hit-curated" | "hit-semantic" | "miss" | "joined" (shared an identical
+    key: str            #   request's backend call) | "bypass" (lookup skipped by the request or the settings)
     route: Route
     chunks: AsyncIterator[Chunk]
-    similarity: float | None = None   # hit-semantic: cosine of the two questions, in [-1, 1]
-    entry_id: str | None = None       # hit-semantic: the entry served
+    similarity: float | None = None   # hit-semantic, hit-curated: cosine of the two questions, in [-1, 1]
+    entry_id: str | None = None       # hit-semantic: the entry served; hit-curated: the curated answer's id
     answer: CachedAnswer | None = None   # a hit: the answer `chunks` replays, fitted to the request
-    matched: str | None = None        # hit-semantic: the cached question whose answer was served
+    matched: str | None = None        # hit-semantic, hit-curated: the question whose answer was served
 
     @property
     def shared(self) -> bool:
@@ -72,7 +72,7 @@ class Gateway:
                  admission: AdmissionPolicy, stats: Stats, semantic: SemanticTier | None = None,
                  flights: SingleFlight | None = None, router: ModelRouter | None = None,
                  ledger: Ledger | None = None, policy: CachePolicy = CachePolicy(),
-                 answer_log: AnswerLog | None = None) -> None:
+                 answer_log: AnswerLog | None = None, curated: CuratedLibrary | None = None) -> None:
         self.backends = backends
         self.exact = exact
         self.admission = admission
@@ -82,6 +82,7 @@ class Gateway:
         self.router = router or ModelRouter({"small": list(backends)}, FixedRouter())
         self.ledger = ledger or Ledger()
         self.policy = policy
+        self.curated = curated
         self.answer_log = answer_log      # distillation: the large tier's answers (cachegate.distill)
 
     async def route(self, endpoint: str, request: BackendRequest) -> tuple[Route, BackendRequest]:
@@ -109,6 +110,9 @@ class Gateway:
                                answer=answer)
             if self.semantic is not None:
                 lookup = await self.semantic.lookup(endpoint, request, controls.namespace, controls.max_age_s)
+                found = await self._curated_hit(lookup, route, request, key, stream)
+                if found is not None:
+                    return found
                 hit = lookup.hit if lookup is not None else None
                 answer = hit.entry.answer.fit(request.params.max_tokens, cuttable(request)) if hit else None
                 if answer is not None:
@@ -135,6 +139,23 @@ class Gateway:
             return flight.subscribe(), True
         generate = generate_with_fallback(self.backends, route, request)
         return self.flights.lead(key, generate, store.on_chunk).subscribe(), False
+
+    async def _curated_hit(self, lookup: Lookup | None, route: Route, request: BackendRequest, key: str,
+                           stream: bool) -> Outcome | None:
+        """A curated answer for the question, matched before learned entries (plain-text answers only)."""
+        if self.curated is None or lookup is None or not cuttable(request):
+            return None
+        try:
+            found = await self.curated.find(lookup, route.model, route.tier)
+        except Exception:  # noqa: BLE001 - the library failing is a miss, never a failed request
+            log.exception("curated lookup failed; treated as a miss")
+            return None
+        answer = found.hit.entry.answer.fit(request.params.max_tokens) if found is not None else None
+        if answer is None:
+            return None
+        return Outcome("hit-curated", key, route, replay(answer, self.policy.pacing, whole=not stream),
+                       similarity=round(max(-1.0, min(1.0, found.hit.similarity)), 4), entry_id=found.answer_id,
+                       answer=answer, matched=found.hit.entry.query)
 
     async def _exact_hit(self, request: BackendRequest, controls: CacheControls, key: str) -> CachedAnswer | None:
         if self.exact is None:
@@ -225,15 +246,12 @@ async def record(chunks: AsyncIterator[Chunk], store: Storer) -> AsyncIterator[C
         await chunks.aclose()
 
 
-WORDS = re.compile(r"\s*\S+\s*|\s+")
-
-
 async def replay(answer: CachedAnswer, pacing: str = "none", whole: bool = False) -> AsyncIterator[Chunk]:
     """A cached answer streamed in the shape a fresh one had: a chunk per piece the backend sent (about
     a token; words for answers stored without pieces), tool calls, then the finish with its usage.
     `pacing="original"` keeps the backend's timing between chunks; `whole` sends the text as one chunk
     (for a client that does not stream)."""
-    pieces = [len(answer.text)] if whole else answer.pieces or [len(w) for w in WORDS.findall(answer.text)]
+    pieces = [len(answer.text)] if whole else answer.pieces or word_pieces(answer.text)
     offsets = answer.offsets_ms if pacing == "original" and answer.offsets_ms else None
     start, at = time.perf_counter(), 0
     for i, size in enumerate(pieces):

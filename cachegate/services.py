@@ -17,6 +17,7 @@ from cachegate.backends.pool import TierPool
 from cachegate.backends.resilience import CircuitBreaker, ResilientBackend, RetryPolicy
 from cachegate.cache.exact import ExactTier
 from cachegate.distill.log import build_answer_log
+from cachegate.curated.library import CuratedLibrary, build_library
 from cachegate.pipeline import CachePolicy, Gateway
 from cachegate.semantic.singleflight import SingleFlight
 from cachegate.semantic.tier import SemanticTier
@@ -58,6 +59,8 @@ class Services:
             await backend.close()
         if self.semantic is not None:
             await self.semantic.close()
+        if self.gateway.curated is not None:
+            await self.gateway.curated.close()
         for store in self.stores.values():
             await store.close()
         if self.redis is not None:
@@ -117,13 +120,25 @@ async def build_services(settings: Settings, backends: dict[str, Backend] | None
     policy = CachePolicy(sampled=settings.cache.sampled, pacing=settings.cache.replay_pacing)
     answer_log = build_answer_log(settings.distill, settings.redis.url, settings.redis.key_prefix,
                                   settings.redis.socket_timeout_s)
-    gateway = Gateway(backends, exact, admission, stats, semantic, flights, router, ledger, policy, answer_log)
+    curated = await start_curated(settings, semantic, stores)
+    gateway = Gateway(backends, exact, admission, stats, semantic, flights, router, ledger, policy, answer_log,
+                      curated)
     telemetry = build_telemetry(settings, stats, ledger)
     redis = redis_client(settings)
     keys = KeyRing(settings.auth, redis, settings.redis.key_prefix)
     limiter = RateLimiter(redis, settings.redis.key_prefix)
     return Services(settings, gateway, stats, telemetry, keys, limiter, stores, semantic=semantic, redis=redis,
                     verification=build_verification(settings, gateway))
+
+
+async def start_curated(settings: Settings, semantic: SemanticTier | None,
+                        stores: dict[str, GuardedStore]) -> CuratedLibrary | None:
+    """Curated answers live beside the semantic tier (its store, embedder and decision)."""
+    if semantic is None or not settings.cache.curated.enabled:
+        return None
+    library = build_library(settings, semantic, stores["semantic"])
+    await library.start()
+    return library
 
 
 def redis_client(settings: Settings):

@@ -160,9 +160,15 @@ class SemanticCacheSettings(Section):
     store_truncated: bool = True     # a cut answer serves requests whose max_tokens is at most its own
 
 
+class CuratedSettings(Section):
+    enabled: bool = True         # curated answers (`cachegate answers import`), matched before the semantic tier
+    namespace: str = "curated"   # key prefix of their entries in the semantic store
+
+
 class CacheSettings(Section):
     exact: ExactCacheSettings = ExactCacheSettings()
     semantic: SemanticCacheSettings = SemanticCacheSettings()
+    curated: CuratedSettings = CuratedSettings()
     single_flight: bool = True
     # A request that samples (temperature > 0, no seed): "store" caches its one sample and replays it to
     # every later identical request (what other gateways do); "skip" never looks it up nor stores it.

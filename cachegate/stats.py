@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from cachegate.backends.base import Usage
 
-HITS = ("hit-exact", "hit-semantic")
+HITS = ("hit-exact", "hit-curated", "hit-semantic")
 SAVED = HITS + ("joined",)      # outcomes that cost no backend call of their own
 
 

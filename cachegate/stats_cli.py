@@ -41,7 +41,8 @@ def fetch(url: str, token: str | None) -> dict[str, Any]:
 def render(stats: dict[str, Any]) -> str:
     t = stats["totals"]
     rows = [("requests (last hour)", f"{t['requests']}"),
-            ("hit rate", f"{t['hit_rate']:.1%}  (exact {t['exact_hit_rate']:.1%}, semantic {t['semantic_hit_rate']:.1%})"),
+            ("hit rate", f"{t['hit_rate']:.1%}  (exact {t['exact_hit_rate']:.1%}, curated {t['curated_hit_rate']:.1%}, "
+                         f"semantic {t['semantic_hit_rate']:.1%})"),
             ("outcomes", ", ".join(f"{k} {v}" for k, v in t["by_cache"].items())),
             ("tokens saved / served", f"{t['tokens_saved']} / {t['tokens_served']}"),
             ("cost saved / spent", f"{t['cost_saved']:.4f} / {t['cost']:.4f}"),

@@ -8,6 +8,7 @@ anything malformed raises `CorruptEntry`, never a stray TypeError deep in a requ
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -16,6 +17,12 @@ from cachegate.backends.base import Usage, merge_tool_calls
 from cachegate.json_depth import depth
 
 MAX_ENTRY_DEPTH = 32      # JSON nesting a stored answer may have (tool-call arguments are strings)
+WORDS = re.compile(r"\s*\S+\s*|\s+")
+
+
+def word_pieces(text: str) -> list[int]:
+    """Lengths of the text's words with their spaces: the pieces of an answer stored without the backend's."""
+    return [len(w) for w in WORDS.findall(text)]
 
 
 class CorruptEntry(ValueError):

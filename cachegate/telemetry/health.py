@@ -49,7 +49,8 @@ async def health(services) -> dict[str, Any]:
 
 def export(metrics: Metrics, state: dict[str, Any], totals: dict[str, Any]) -> None:
     """Set the scrape-time gauges from a health snapshot and the window's totals."""
-    for tier, key in (("exact", "exact_hit_rate"), ("semantic", "semantic_hit_rate"), ("any", "hit_rate")):
+    for tier, key in (("exact", "exact_hit_rate"), ("curated", "curated_hit_rate"), ("semantic", "semantic_hit_rate"),
+                      ("any", "hit_rate")):
         metrics.hit_ratio.labels(tier).set(totals[key])
     for kind, count in state.get("faults", {}).items():
         metrics.cache_faults.labels(kind).set(count)

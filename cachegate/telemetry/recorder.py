@@ -77,7 +77,7 @@ class Telemetry:
         rec.similarity = outcome.similarity
         if outcome.cache == "hit-exact":
             self.ledger.hit(outcome.key)
-        elif outcome.cache == "hit-semantic":
+        elif outcome.cache in ("hit-semantic", "hit-curated"):
             self.ledger.hit(outcome.entry_id or "", outcome.similarity)
             self.metrics.similarity.observe(outcome.similarity or 0.0)
 

@@ -7,9 +7,10 @@ from typing import Any
 
 from cachegate.telemetry.histogram import merge, percentile
 
-OUTCOMES = ("hit-exact", "hit-semantic", "joined", "miss", "bypass", "error")
-ANSWERED = ("hit-exact", "hit-semantic", "joined", "miss", "bypass")
-GROUPS = {"hit": ("hit-exact", "hit-semantic"), "miss": ("miss", "bypass", "joined")}   # joined waits like a miss
+OUTCOMES = ("hit-exact", "hit-curated", "hit-semantic", "joined", "miss", "bypass", "error")
+ANSWERED = OUTCOMES[:-1]
+HIT_OUTCOMES = ("hit-exact", "hit-curated", "hit-semantic")
+GROUPS = {"hit": HIT_OUTCOMES, "miss": ("miss", "bypass", "joined")}   # joined waits like a miss
 
 
 def histogram(counts: Counter, kind: str, outcomes: tuple[str, ...]) -> dict[int, int]:
@@ -33,8 +34,10 @@ def percentiles(counts: Counter, kind: str) -> dict[str, dict[str, float | None]
 def rates(counts: Counter) -> dict[str, float]:
     answered = sum(counts.get(f"req:{o}", 0) for o in ANSWERED)
     exact, semantic = counts.get("req:hit-exact", 0), counts.get("req:hit-semantic", 0)
+    curated = counts.get("req:hit-curated", 0)
     share = (lambda n: round(n / answered, 4) if answered else 0.0)
-    return {"hit_rate": share(exact + semantic), "exact_hit_rate": share(exact), "semantic_hit_rate": share(semantic),
+    return {"hit_rate": share(exact + curated + semantic), "exact_hit_rate": share(exact),
+            "curated_hit_rate": share(curated), "semantic_hit_rate": share(semantic),
             "joined_rate": share(counts.get("req:joined", 0))}
 
 

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 class Served:
     tenant: str
     namespace: str
-    tier: str                    # "exact" | "semantic"
+    tier: str                    # "exact" | "curated" | "semantic"
     key: str                     # the exact key
-    entry_id: str | None         # the semantic entry served
+    entry_id: str | None         # the semantic entry (or curated answer) served
     question: str                # what was asked
     entry_question: str          # what the entry had been asked (the same for an exact hit)
     answer: str

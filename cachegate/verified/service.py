@@ -28,22 +28,24 @@ class Verification:
     def after_hit(self, response_id: str, request: BackendRequest, outcome, namespace: str, question: str) -> None:
         """A hit has been sent: remember it for feedback; a semantic hit may be re-asked in the background."""
         answer = outcome.answer
-        tier = "semantic" if outcome.cache == "hit-semantic" else "exact"
-        matched = outcome.matched if tier == "semantic" else question
+        tier = outcome.cache.removeprefix("hit-")          # exact | curated | semantic
+        matched = outcome.matched if tier != "exact" else question
         served = Served(request.tenant, namespace, tier, outcome.key, outcome.entry_id, question, matched, answer.text)
         self.served.add(response_id, served)
-        if tier == "semantic" and not answer.tool_calls:
+        if tier != "exact" and not answer.tool_calls:
             self.shadow.maybe(namespace, outcome.route, request, answer.text,
                               lambda good: self.verdict(served, good, "shadow"))
 
     def verdict(self, served: Served, good: bool, source: str) -> None:
-        if served.tier == "semantic":
+        """Semantic and curated hits count for their namespace (a question matched to an answer)."""
+        if served.tier != "exact":
             self.controller.record(served.namespace, good, source)
             self.labels.add(Label(served.tenant, served.namespace, served.question, served.entry_question, good,
                                   source))
 
     async def feedback(self, tenant: str, response_id: str, good: bool) -> dict:
-        """A client's verdict on an answer it was served from the cache: a wrong one is invalidated."""
+        """A client's verdict on an answer it was served from the cache: a wrong one is invalidated (a curated
+        answer is the operators' to change: its wrong match is counted, the answer kept)."""
         served = self.served.take(response_id, tenant)
         if served is None:
             raise APIError(f"No cached answer with id '{response_id}' was served to you recently", status=404,

@@ -22,6 +22,7 @@ async def send(http: aiohttp.ClientSession, base: str, endpoint: str, body: dict
             result.outcome = response.headers.get("x-cachegate-cache", "none")
             similarity = response.headers.get("x-cachegate-similarity")
             result.similarity = float(similarity) if similarity else None
+            result.entry = response.headers.get("x-cachegate-entry")
             if response.status >= 400:
                 await response.read()
                 result.error = f"http_{response.status}"

@@ -31,6 +31,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--drain", type=float, default=60.0, help="seconds to wait for in-flight requests at the end")
     p.add_argument("--admin-token", default=os.environ.get("CACHEGATE_ADMIN_TOKEN"),
                    help="read tokens and cost saved from the gateway's /admin/api/stats (default: estimated)")
+    p.add_argument("--curated", help="import this curated library (JSONL or CSV, e.g. loadtests/libraries/"
+                                     "customer-service.jsonl) through the admin API first (needs --admin-token)")
     p.add_argument("--price-in-per-1k", type=float, default=0.0, help="for the cost estimate without a token")
     p.add_argument("--price-out-per-1k", type=float, default=0.0)
     p.add_argument("--out", default="loadtest-out", help="folder for the JSON report and the PNG plots")
@@ -48,6 +50,8 @@ def run(args: argparse.Namespace) -> int:
     if (args.rate is not None and args.rate <= 0) or (args.users is not None and args.users <= 0):
         print("cachegate loadtest: --rate and --users must be positive", file=sys.stderr)
         return 2
+    if args.curated:
+        import_library(base, args.admin_token, args.curated)
     report = measure(args, base)
     print(json.dumps(report) if args.json else render_table(report))
     return 0
@@ -75,6 +79,18 @@ def measure(args: argparse.Namespace, base: str) -> dict[str, Any]:
         report |= counted
     report["files"] = write(report, run_, timeline(run_.results, run_.wall_s), Path(args.out))
     return report
+
+
+def import_library(base: str, token: str | None, path: str) -> None:
+    import httpx
+
+    from cachegate.curated.records import read_file
+    records = [a.model_dump(exclude={"updated"}) for a in read_file(path)]
+    r = httpx.post(base + "/admin/api/answers", json={"answers": records}, timeout=600,
+                   headers={"authorization": f"Bearer {token or ''}"})
+    if r.status_code != 200:
+        raise SystemExit(f"cachegate loadtest: importing {path} failed: {r.status_code} {r.text}")
+    print(f"cachegate loadtest: curated library {path}: {r.json()}", file=sys.stderr)
 
 
 def gateway_totals(base: str, token: str | None) -> dict[str, Any] | None:

@@ -45,7 +45,7 @@ def judge(results: list[Result], keep_examples: int = 5) -> Verdicts:
         if not r.hit:
             continue
         v.hits += 1
-        labels = made.get(r.text)
+        labels = {r.entry} if r.outcome == "hit-curated" else made.get(r.text)   # curated ids are labels
         if labels is None:
             v.unverified += 1
             v.unverified_by_tier[r.outcome] += 1

@@ -72,7 +72,7 @@ def summarize(results: list[Result], wall_s: float, budget_ms: float | None = No
               price_in_per_1k: float = 0.0, price_out_per_1k: float = 0.0) -> dict[str, Any]:
     answered = [r for r in results if r.ok]
     counts = Counter(r.outcome for r in answered)
-    exact, semantic = counts["hit-exact"], counts["hit-semantic"]
+    exact, semantic, curated = counts["hit-exact"], counts["hit-semantic"], counts["hit-curated"]
     verdicts = judge(results)
     lat = percentiles([r.latency_ms for r in answered])
     ttft = percentiles([r.ttft_ms for r in answered])
@@ -82,8 +82,9 @@ def summarize(results: list[Result], wall_s: float, budget_ms: float | None = No
         "errors_by_kind": dict(Counter(r.error for r in results if not r.ok)),
         "by_outcome": {o: counts[o] for o in OUTCOMES} | {o: n for o, n in counts.items() if o not in OUTCOMES},
         "wall_s": round(wall_s, 2), "throughput_rps": round(len(answered) / wall_s, 3) if wall_s else 0.0,
-        "hit_rate": share(exact + semantic, len(answered)), "exact_hit_rate": share(exact, len(answered)),
-        "semantic_hit_rate": share(semantic, len(answered)), "joined_rate": share(counts["joined"], len(answered)),
+        "hit_rate": share(exact + semantic + curated, len(answered)), "exact_hit_rate": share(exact, len(answered)),
+        "semantic_hit_rate": share(semantic, len(answered)), "curated_hit_rate": share(curated, len(answered)),
+        "joined_rate": share(counts["joined"], len(answered)),
         "ceiling": ceiling(results),
         "false_hits": verdicts.false, "false_hit_rate": round(verdicts.false_hit_rate, 4),
         "false_hits_by_tier": dict(verdicts.false_by_tier), "unverified_hits": verdicts.unverified,
@@ -102,7 +103,8 @@ def summarize(results: list[Result], wall_s: float, budget_ms: float | None = No
 def timeline(results: list[Result], wall_s: float, buckets: int = 30) -> list[dict[str, Any]]:
     """Per time bucket (by finish time): answers, hits per tier, hit rate, throughput."""
     width = max(wall_s / buckets, 1.0)
-    rows = [{"t_s": round(i * width, 2), "answered": 0, "hit-exact": 0, "hit-semantic": 0, "errors": 0}
+    rows = [{"t_s": round(i * width, 2), "answered": 0, "hit-exact": 0, "hit-curated": 0, "hit-semantic": 0,
+             "errors": 0}
             for i in range(int(wall_s // width) + 1)]
     for r in results:
         row = rows[min(int(r.finished_s // width), len(rows) - 1)]
@@ -113,6 +115,6 @@ def timeline(results: list[Result], wall_s: float, buckets: int = 30) -> list[di
         if r.outcome in HIT_OUTCOMES:
             row[r.outcome] += 1
     for row in rows:
-        row["hit_rate"] = share(row["hit-exact"] + row["hit-semantic"], row["answered"])
+        row["hit_rate"] = share(row["hit-exact"] + row["hit-curated"] + row["hit-semantic"], row["answered"])
         row["throughput_rps"] = round(row["answered"] / width, 3)
     return rows

@@ -29,9 +29,9 @@ def latency_cdf(results: list[Result], title: str, path: Path) -> None:
 def hit_rate(rows: list[dict[str, Any]], title: str, path: Path) -> None:
     fig, ax = plt.subplots(figsize=(7, 4))
     t = [r["t_s"] for r in rows]
-    exact = [r["hit-exact"] / r["answered"] if r["answered"] else 0 for r in rows]
-    semantic = [r["hit-semantic"] / r["answered"] if r["answered"] else 0 for r in rows]
-    ax.stackplot(t, exact, semantic, labels=["exact", "semantic"], alpha=0.8, step="post")
+    share = {tier: [r[f"hit-{tier}"] / r["answered"] if r["answered"] else 0 for r in rows]
+             for tier in ("exact", "curated", "semantic")}
+    ax.stackplot(t, *share.values(), labels=list(share), alpha=0.8, step="post")
     ax.set(xlabel="time (s)", ylabel="hit rate", ylim=(0, 1), title=f"{title}: hit rate over time")
     ax.grid(alpha=0.3)
     ax.legend(loc="upper left")

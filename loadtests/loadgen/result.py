@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-HIT_OUTCOMES = ("hit-exact", "hit-semantic")
+HIT_OUTCOMES = ("hit-exact", "hit-curated", "hit-semantic")
 SAVED_OUTCOMES = HIT_OUTCOMES + ("joined",)     # joined: shared an identical request's backend call
-OUTCOMES = ("hit-exact", "hit-semantic", "joined", "miss", "bypass")
+OUTCOMES = ("hit-exact", "hit-curated", "hit-semantic", "joined", "miss", "bypass")
 
 
 @dataclass
@@ -22,6 +22,7 @@ class Result:
     error: str | None = None          # "http_429", "stream_error", "TimeoutError", ...
     follow_up: bool = False
     similarity: float | None = None   # hit-semantic: the gateway's x-cachegate-similarity
+    entry: str | None = None          # x-cachegate-entry: the curated answer's id on a curated hit
     asked: str = ""                   # the conversation so far as the client worded it, with its params
 
     @property

@@ -22,6 +22,7 @@ def headline(r: dict[str, Any]) -> list[tuple[str, str, str]]:
             ("wall time, throughput", f"{r['wall_s']:.1f} s, {r['throughput_rps']:.2f} req/s", ""),
             ("hit rate", pct(r["hit_rate"]), pct(ref.get("hit_rate")) if ref.get("hit_rate") else ""),
             ("  exact", pct(r["exact_hit_rate"]), pct(ref["exact_hit_rate"]) if "exact_hit_rate" in ref else ""),
+            ("  curated", pct(r.get("curated_hit_rate", 0.0)), ""),
             ("  semantic", pct(r["semantic_hit_rate"]),
              pct(ref["semantic_hit_rate"]) if "semantic_hit_rate" in ref else ""),
             ("joined a call in flight", pct(r.get("joined_rate", 0.0)), ""),

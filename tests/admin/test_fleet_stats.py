@@ -38,5 +38,5 @@ def test_stats_add_up_across_replicas(redis_url):
         stats = two.get("/admin/api/stats", headers=ADMIN).json()
     assert stats["scope"] == "fleet"
     assert stats["totals"]["requests"] == 3
-    assert stats["totals"]["by_cache"] == {"hit-exact": 1, "hit-semantic": 0, "joined": 0, "miss": 2, "bypass": 0,
-                                           "error": 0}
+    assert stats["totals"]["by_cache"] == {"hit-exact": 1, "hit-curated": 0, "hit-semantic": 0, "joined": 0,
+                                           "miss": 2, "bypass": 0, "error": 0}

@@ -1,0 +1,3 @@
+from loadtests.libraries import write
+
+write()
