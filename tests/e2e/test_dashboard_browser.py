@@ -1,5 +1,6 @@
 """The dashboard in a real browser: headless Chromium logs in with the token, shows the figures of the
-traffic just sent, invalidates an entry with its button, and leaves a screenshot."""
+traffic just sent (curated answers and verified hits included), invalidates an entry with its button, and
+leaves a screenshot."""
 from __future__ import annotations
 
 import os
@@ -21,7 +22,9 @@ from tests.support.live_server import LiveServer
 TOKEN = "dashboard-test-token"
 QUESTIONS = ["How do I reset my password?", "What are your opening hours?", "Do you ship to Canada?",
              "How do I reset my password?", "What are your opening hours?", "How do I reset my password?",
-             "Can I pay with PayPal?"]
+             "Can I pay with PayPal?", "Where is my parcel?", "Has my parcel shipped yet?"]
+LIBRARY = [{"id": "parcel", "answer": "Track it under Orders > Delivery.",
+            "questions": ["Where is my parcel?", "Has my parcel shipped yet?", "Track my parcel"]}]
 
 
 @pytest.fixture
@@ -29,6 +32,8 @@ def gateway():
     settings = make_settings(admin={"token": TOKEN}, models=[{"name": "echo", "price_out_per_1k": 2.0}],
                              cache={"semantic": {"policy": "cosine", "threshold": 0.97}})
     with LiveServer(create_app(settings, backends={"echo": EchoBackend()})) as server:
+        httpx.post(server.url + "/admin/api/answers", json={"answers": LIBRARY},
+                   headers={"authorization": f"Bearer {TOKEN}"}).raise_for_status()
         yield server
 
 
@@ -38,7 +43,10 @@ def send(url: str, question: str) -> httpx.Response:
 
 
 def test_dashboard_shows_the_traffic_and_invalidates_an_entry(gateway, tmp_path):
-    seen = Counter(send(gateway.url, q).headers["x-cachegate-cache"] for q in QUESTIONS)
+    replies = [send(gateway.url, q) for q in QUESTIONS]
+    seen = Counter(r.headers["x-cachegate-cache"] for r in replies)
+    curated = next(r for r in replies if r.headers["x-cachegate-cache"] == "hit-curated")
+    httpx.post(gateway.url + "/v1/cache/feedback", json={"id": curated.json()["id"], "good": True}).raise_for_status()
     browser = chromium()
     try:
         browser.get(gateway.url + "/admin")
@@ -50,12 +58,18 @@ def test_dashboard_shows_the_traffic_and_invalidates_an_entry(gateway, tmp_path)
         def kpi(name: str) -> str:
             return browser.find_element(By.ID, name).get_attribute("data-value")
         assert kpi("kpi-exact") == str(seen["hit-exact"]) and seen["hit-exact"] == 3
+        assert kpi("kpi-curated") == str(seen["hit-curated"]) and seen["hit-curated"] == 2
         assert kpi("kpi-misses") == str(seen["miss"])
-        hits = seen["hit-exact"] + seen["hit-semantic"]
+        hits = seen["hit-exact"] + seen["hit-curated"] + seen["hit-semantic"]
         assert float(kpi("kpi-hit-rate")) == pytest.approx(hits / len(QUESTIONS), abs=1e-4)
         assert browser.find_element(By.ID, "kpi-hit-rate").text == f"{100 * hits / len(QUESTIONS):.1f}%"
         assert browser.find_element(By.CSS_SELECTOR, "#routes [data-tier=small]").get_attribute("data-count") == \
             str(len(QUESTIONS))
+
+        answer = wait.until(lambda b: b.find_element(By.CSS_SELECTOR, '#answers tr[data-id="parcel"]'))
+        assert answer.find_element(By.CSS_SELECTOR, "td.hits").text == "2"
+        verified = wait.until(lambda b: b.find_element(By.CSS_SELECTOR, '#verified tr[data-namespace="default"]'))
+        assert "0.0%" in verified.text                    # one hit checked (feedback: right), none wrong
 
         top = browser.find_element(By.CSS_SELECTOR, "#entries tbody tr")
         assert top.find_element(By.CSS_SELECTOR, "td:nth-child(2)").text == "How do I reset my password?"
