@@ -44,12 +44,13 @@ def to_transformers(checkpoint: Checkpoint):
     """A float32 `LlamaForCausalLM` holding exactly the checkpoint's weights."""
     from transformers import LlamaConfig, LlamaForCausalLM
     config = LlamaConfig(**hf_config(checkpoint))
-    model = LlamaForCausalLM(config)
+    with torch.device("meta"):                  # no random init: every weight comes from the checkpoint
+        model = LlamaForCausalLM(config)
     weights = {hf_name(k): v.float() for k, v in checkpoint.weights.items()}
     if config.tie_word_embeddings:
         weights.setdefault("lm_head.weight", weights["model.embed_tokens.weight"])
-    model.load_state_dict(weights, strict=True)
-    model.tie_weights()
+    model.load_state_dict(weights, strict=True, assign=True)
+    model.model.rotary_emb = type(model.model.rotary_emb)(config=config)     # its buffers are not weights
     return model.eval()
 
 

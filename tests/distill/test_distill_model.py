@@ -39,7 +39,7 @@ def log(tmp_path_factory):
 def distilled(log, tmp_path_factory):
     out = tmp_path_factory.mktemp("distilled")
     assert main(["distill", "--from", str(log), "--out", str(out), "--quick", "--held-out", "0",
-                 "--no-progress", "--no-eval", "--save-dtype", "float32", "--max-tokens", "24"]) == 0
+                 "--no-progress", "--no-eval", "--max-tokens", "24"]) == 0
     return out
 
 
