@@ -128,9 +128,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def table(demo: dict, target: float) -> str:
     r, t = demo["rerun"], demo["distill"]["training"]
-    lines = [f"collected: {demo['collect']['requests']} requests, large tier answering; "
-             f"distilled on {demo['distill']['train_requests']} in {t['seconds']:.0f} s "
-             f"({demo['distill']['threads']} threads); {r['held_out']} held-out requests replayed through the gateway",
+    lines = [(f"collected: {demo['collect']['requests']} requests, large tier answering; "
+              f"distilled on {demo['distill']['train_requests']} in {t['seconds']:.0f} s "
+              f"({demo['distill']['threads']} threads); {r['held_out']} held-out requests replayed"),
              f"{'':<30}{'base':>10}{'distilled':>12}"]
     for name, key in (("ROUGE-L", "rouge_l"), ("embedding similarity", "similarity"),
                       ("exact match (short)", "exact_match"), ("agreement rate (cos>=0.8)", "agree_rate")):

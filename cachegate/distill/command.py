@@ -74,7 +74,7 @@ def fit(args: argparse.Namespace, train_set, out: Path) -> dict:
 
     from cachegate.distill.data import examples
     from cachegate.distill.hf_model import save_folder, to_transformers
-    from cachegate.distill.lora import add_adapters, adapter_tensors, merge_adapters
+    from cachegate.distill.lora import adapter_tensors, add_adapters, merge_adapters
     from cachegate.distill.train import TrainConfig, train
     from cachegate.semantic.embedder import resolve_precision
     from engine.loader import load_checkpoint
@@ -108,9 +108,9 @@ def held_out_figures(args: argparse.Namespace, held_out, out: Path) -> dict:
 
 def render(figures: dict) -> str:
     t = figures["training"]
-    lines = [f"distilled {figures['base']} -> {figures.get('out', '')}: {figures['train_requests']} requests "
-             f"({figures['examples']} examples), {t['steps']} steps in {t['seconds']:.0f} s on "
-             f"{figures['threads']} threads; loss {t['first_loss']:.3f} -> {t['last_loss']:.3f}"]
+    lines = [(f"distilled {figures['base']} -> {figures.get('out', '')}: {figures['train_requests']} requests "
+              f"({figures['examples']} examples), {t['steps']} steps in {t['seconds']:.0f} s on "
+              f"{figures['threads']} threads; loss {t['first_loss']:.3f} -> {t['last_loss']:.3f}")]
     if "held_out" in figures:
         from cachegate.distill.compare import table
         lines.append(table(figures["held_out"]))
