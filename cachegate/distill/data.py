@@ -55,4 +55,13 @@ def example(tokenizer: Tokenizer, entry: AnswerEntry, stop_ids: list[int], max_l
 
 def examples(tokenizer: Tokenizer, entries: list[AnswerEntry], stop_ids: list[int],
              max_len: int = 512) -> list[Example]:
-    return [x for e in entries if (x := example(tokenizer, e, stop_ids, max_len)) is not None]
+    """Those entries that make an example: a conversation the chat template renders, within `max_len`."""
+    out = []
+    for entry in entries:
+        try:
+            x = example(tokenizer, entry, stop_ids, max_len)
+        except Exception:  # noqa: BLE001 - e.g. a role order the small model's template refuses
+            x = None
+        if x is not None:
+            out.append(x)
+    return out

@@ -88,3 +88,14 @@ def test_eval_distill_scores_base_and_distilled_side_by_side(distilled, log, tmp
     assert base["decode_tokens_per_s"] > 0 and tuned["decode_tokens_per_s"] > 0
     assert {s["target"] for s in tuned["routing"]} == {0.5, 0.6, 0.7, 0.8, 0.9}
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["n"] == len(TAUGHT)
+
+
+def test_examples_score_only_the_answer_and_its_end_of_turn():
+    from cachegate.distill.data import example
+    from engine.loader import load_checkpoint
+    checkpoint = load_checkpoint(BASE)
+    tok, stops = checkpoint.tokenizer, checkpoint.config.eos_token_ids
+    x = example(tok, entry("Can I pay on delivery?", "No, only card or wallet payments.\n"), stops, 512)
+    assert x.ids[:x.answer_from] == prompt_ids(tok, entry("Can I pay on delivery?", ""))
+    assert tok.decode(x.ids[x.answer_from:]) == "No, only card or wallet payments.<|im_end|>"
+    assert example(tok, entry("Can I pay on delivery?", "word " * 600), stops, 512) is None
