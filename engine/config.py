@@ -123,7 +123,7 @@ class EngineConfig:
     enable_prefix_caching: bool = True
     share_prefix_across_tenants: bool = False   # tenants reuse each other's prefixes (timing side channel)
     num_threads: int | None = None         # torch intra-op threads (process-wide; None = leave as is)
-    attention_backend: str = "auto"        # auto | torch | triton
+    attention_backend: str = "auto"        # auto | torch | cpu (C decode kernel) | triton
     check_integrity: bool = True           # check the block accounting whenever the engine goes idle
 
     def __post_init__(self) -> None:

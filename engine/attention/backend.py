@@ -21,7 +21,8 @@ Host-side copies (`*_host` lists) ride along so CPU code never syncs with the de
 
 Backends: `select_backend(device, name)` returns the Triton backend on CUDA when
 `engine.attention.triton_backend` imports and defines `TritonBackend` (an `AttentionBackend` built with
-no arguments), else `TorchReferenceBackend`. `prepare(meta)` runs once per step before the layers (a
+no arguments); on CPU the `CpuBackend` (a C decode kernel) when its kernel builds; else
+`TorchReferenceBackend`. `prepare(meta)` runs once per step before the layers (a
 backend may plan split counts or scratch buffers there); the default does nothing.
 """
 from __future__ import annotations
@@ -88,10 +89,15 @@ class AttentionBackend(abc.ABC):
 
 
 def select_backend(device: torch.device | str, name: str = "auto") -> AttentionBackend:
-    """"auto": Triton on CUDA when its module imports, else the torch reference; or name one."""
+    """"auto": Triton on CUDA when its module imports, the C kernel on CPU when it builds, else the
+    torch reference; or name one ("cpu" still falls back to torch per call where the kernel cannot)."""
+    from engine.attention.cpu_backend import CpuBackend
+    from engine.attention.cpu_kernels import available
     from engine.attention.torch_ref import TorchReferenceBackend
-    if name not in ("auto", "torch", "triton"):
-        raise ValueError(f"unknown attention backend {name!r} (auto | torch | triton)")
+    if name not in ("auto", "torch", "cpu", "triton"):
+        raise ValueError(f"unknown attention backend {name!r} (auto | torch | cpu | triton)")
+    if name == "cpu" or (name == "auto" and torch.device(device).type == "cpu" and available()):
+        return CpuBackend()
     if name == "triton" or (name == "auto" and torch.device(device).type == "cuda"):
         try:
             return importlib.import_module("engine.attention.triton_backend").TritonBackend()

@@ -91,7 +91,9 @@ def test_store_writes_each_token_to_its_slot():
     assert not k_cache[~written].any() and not v_cache[~written].any()      # nothing else touched
 
 
-def test_cpu_selects_the_torch_reference():
-    assert select_backend("cpu").name == "torch"
+def test_cpu_selects_the_c_kernel_when_it_builds_and_the_reference_on_request():
+    from engine.attention.cpu_kernels import available
+    assert select_backend("cpu").name == ("cpu" if available() else "torch")
+    assert select_backend("cpu", "torch").name == "torch"
     with pytest.raises(ValueError):
         select_backend("cpu", "flash")
