@@ -63,6 +63,7 @@ class Gemma3ForCausalLM(nn.Module):
         self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
         self.layers = nn.ModuleList([GemmaBlock(cfg, i, transposed) for i in range(cfg.num_layers)])
         self.norm = GemmaRMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+        self.lm_head = None   # a layer over the embedding matrix, set once loaded (weights.lay_out)
         self.global_rotary = RotaryEmbedding(cfg.head_dim, cfg.rope_theta, cfg.rope_scaling)
         self.local_rotary = RotaryEmbedding(cfg.head_dim, cfg.rope_local_theta or cfg.rope_theta, None)
 
@@ -84,4 +85,4 @@ class Gemma3ForCausalLM(nn.Module):
         return self.norm(h)
 
     def compute_logits(self, hidden: torch.Tensor) -> torch.Tensor:  # [N, D] -> [N, V]
-        return F.linear(hidden, self.embed_tokens.weight)
+        return self.lm_head(hidden)

@@ -79,7 +79,7 @@ class LlamaForCausalLM(nn.Module):
         self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
         self.layers = nn.ModuleList([LlamaBlock(cfg, i, transposed) for i in range(cfg.num_layers)])
         self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
-        self.lm_head = None  # tied: logits reuse the embedding matrix
+        self.lm_head = None  # tied: a layer over the embedding matrix, set once loaded (weights.lay_out)
         if not cfg.tie_word_embeddings:
             self.lm_head = Linear(cfg.hidden_size, cfg.vocab_size, False, transposed)
         self.rotary = RotaryEmbedding(cfg.head_dim, cfg.rope_theta, cfg.rope_scaling)
@@ -101,6 +101,4 @@ class LlamaForCausalLM(nn.Module):
         return self.norm(h)
 
     def compute_logits(self, hidden: torch.Tensor) -> torch.Tensor:  # [N, D] -> [N, V]
-        if self.lm_head is None:  # tied: reuse the embedding matrix [V, D]
-            return F.linear(hidden, self.embed_tokens.weight)
         return self.lm_head(hidden)

@@ -1,12 +1,12 @@
 """Copying checkpoint tensors (our names, unpacked, [out, in]) into a model whose q|k|v and gate|up
-projections are packed, checking that every parameter is filled exactly once; and building a model
-on its device without random init."""
+projections are packed, checking that every parameter is filled exactly once; building a model on its
+device without random init; and laying the loaded weights out for the device's GEMM."""
 from __future__ import annotations
 
 import torch
 from torch import nn
 
-from engine.layers.linear import Linear
+from engine.layers.linear import Linear, prefers_packed, prefers_packed_head
 
 PACKED = {  # checkpoint projection -> (our packed module, shard index)
     "q_proj": ("qkv_proj", 0), "k_proj": ("qkv_proj", 1), "v_proj": ("qkv_proj", 2),
@@ -41,4 +41,18 @@ def materialize(model: nn.Module, weights: dict[str, torch.Tensor], tied: bool,
     """A model built on the meta device -> allocated on `device` in `dtype`, weights loaded."""
     model = model.to_empty(device=device).to(dtype)
     load_weights(model, weights, tied)
+    lay_out(model, tied, device, dtype)
     return model.eval().requires_grad_(False)
+
+
+def lay_out(model: nn.Module, tied: bool, device: torch.device | str, dtype: torch.dtype) -> None:
+    """Give a tied model an LM head over its embedding, then reorder weights for the CPU's GEMM where
+    that pays (layers/linear.py): every linear in bf16, the head alone in fp32."""
+    if tied:
+        model.lm_head = Linear.sharing(model.embed_tokens.weight)
+    if prefers_packed(device, dtype):
+        for layer in model.layers.modules():
+            if isinstance(layer, Linear):
+                layer.pack()
+    if prefers_packed_head(device, dtype):
+        model.lm_head.pack(keep_weight=tied)

@@ -1,11 +1,12 @@
-"""Linear / PackedLinear: both weight layouts compute nn.Linear's result; packed parts land in place."""
+"""Linear / PackedLinear: every weight layout (plain, transposed, oneDNN-packed) computes nn.Linear's result;
+packed parts land in place; tied heads share the embedding."""
 from __future__ import annotations
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-from engine.layers.linear import Linear, PackedLinear, prefers_transposed
+from engine.layers.linear import Linear, PackedLinear, prefers_packed, prefers_packed_head, prefers_transposed
 
 
 def filled(layer):
@@ -44,3 +45,42 @@ def test_transposed_layout_only_for_fp32_on_cpu():
     assert prefers_transposed("cpu", torch.float32)
     assert not prefers_transposed("cpu", torch.float16)
     assert not prefers_transposed("cuda", torch.float32)
+
+
+mkldnn = pytest.mark.skipif(not torch.backends.mkldnn.is_available(), reason="torch built without oneDNN")
+
+
+@mkldnn
+@pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-5), (torch.bfloat16, 1e-2)], ids=["fp32", "bf16"])
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("rows", [1, 3, 16, 37, 512])
+def test_packed_layer_computes_f_linear_at_any_row_count(dtype, tol, transposed, rows):
+    w, b = torch.randn(48, 32).to(dtype), torch.randn(48).to(dtype)
+    layer = filled(Linear(32, 48, True, transposed)).to(dtype)
+    layer.load("weight", w)
+    layer.load("bias", b)
+    layer.pack()
+    assert layer.weight is None and layer.packed is not None
+    x = torch.randn(rows, 32).to(dtype)
+    torch.testing.assert_close(layer(x), F.linear(x, w, b), atol=tol, rtol=tol)
+
+
+@mkldnn
+def test_a_tied_head_packs_a_copy_and_leaves_the_embedding():
+    embedding = torch.nn.Parameter(torch.randn(50, 8))
+    head = Linear.sharing(embedding)
+    assert head.weight is embedding
+    head.pack(keep_weight=True)
+    assert head.weight is embedding
+    x = torch.randn(4, 8)
+    torch.testing.assert_close(head(x), x @ embedding.t())
+
+
+def test_packing_follows_the_cpus_bf16_support(monkeypatch):
+    from engine.layers import linear
+    monkeypatch.setattr(linear, "cpu_has_native_bf16", lambda: False)
+    assert not prefers_packed("cpu", torch.bfloat16) and prefers_packed_head("cpu", torch.float32)
+    monkeypatch.setattr(linear, "cpu_has_native_bf16", lambda: True)
+    assert prefers_packed("cpu", torch.bfloat16) == torch.backends.mkldnn.is_available()
+    assert not prefers_packed("cpu", torch.float32) and not prefers_packed("cuda", torch.bfloat16)
+    assert not prefers_packed_head("cuda", torch.float32)
