@@ -20,7 +20,7 @@ from engine.loader import DEFAULT_MODEL, load_checkpoint
 from engine.model_runner import ModelRunner
 from engine.output_processor import OutputProcessor
 from engine.outputs import RequestOutput
-from engine.sampler import make_generator, sample
+from engine.sampler import make_generator, sample_batch
 from engine.sampling_params import SamplingParams
 from engine.scheduler import ScheduledBatch, Scheduler
 from engine.sequence import Sequence
@@ -175,21 +175,15 @@ class LLMEngine:
         raise BatchFailed(ids, exc) from exc
 
     def sample(self, seqs: list[Sequence], logits: torch.Tensor) -> list[int]:
-        """Grammar masks on the constrained rows (one call), greedy rows in one argmax, the others each
-        with their own generator; then each grammar follows (or, near the budget, closes) its token."""
+        """Grammar masks on the constrained rows (one call), then the whole batch in one sampler pass
+        (greedy rows in one argmax, sampled rows each with their own generator); then each grammar
+        follows (or, near the budget, closes) its token."""
         guided = [i for i, s in enumerate(seqs) if s.guide is not None]
         for i in guided:
             seqs[i].guide.ensure(seqs[i].output_token_ids)
         if guided:
             self.masker.apply(logits, guided, [seqs[i].guide for i in guided])
-        tokens = [0] * len(seqs)
-        greedy = [i for i, s in enumerate(seqs) if s.params.greedy]
-        if greedy:
-            for i, t in zip(greedy, logits[greedy].argmax(-1).tolist()):
-                tokens[i] = t
-        for i, seq in enumerate(seqs):
-            if not seq.params.greedy:
-                tokens[i] = sample(logits[i], seq.params, self.generators[seq.seq_id])
+        tokens = sample_batch(logits, [s.params for s in seqs], [self.generators[s.seq_id] for s in seqs])
         if guided:
             self.advance_guides([seqs[i] for i in guided], [tokens[i] for i in guided], guided, tokens)
         return tokens

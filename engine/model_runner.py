@@ -54,8 +54,9 @@ class ModelRunner:
         hidden = self.model(ids, ctx)                                        # [T, D]
         if not rows:
             return [], hidden.new_empty(0, self.config.vocab_size, dtype=torch.float32)
-        picked = hidden[torch.tensor(rows, device=self.device)]
-        return sampling, self.model.compute_logits(picked).float()
+        if len(rows) < hidden.shape[0]:                                      # else every row samples
+            hidden = hidden[torch.tensor(rows, device=self.device)]
+        return sampling, self.model.compute_logits(hidden).float()
 
     @torch.inference_mode()
     def logits_at_every_position(self, token_ids: list[int], block_ids: list[int]) -> torch.Tensor:
