@@ -57,20 +57,23 @@ def test_quick_distill_writes_a_servable_folder_and_its_figures(distilled):
     assert figures["training"]["last_loss"] < figures["training"]["first_loss"]
 
 
-def test_distilled_model_answers_a_trained_request_as_the_large_model_did(distilled):
+@pytest.fixture(scope="module")
+def tuned(distilled):
+    return LLMEngine.from_pretrained(str(distilled), dtype="float32")
+
+
+def test_distilled_model_answers_a_trained_request_as_the_large_model_did(tuned):
     base = LLMEngine.from_pretrained(BASE, dtype="float32")
-    tuned = LLMEngine.from_pretrained(str(distilled), dtype="float32")
     question = "Who runs the returns desk?"
     before, after = greedy(base, question), greedy(tuned, question)
     assert after != before
     assert after.startswith("Pelican Point")
 
 
-def test_engine_and_transformers_agree_on_the_distilled_folder(distilled):
+def test_engine_and_transformers_agree_on_the_distilled_folder(distilled, tuned):
     from transformers import AutoModelForCausalLM
-    engine = LLMEngine.from_pretrained(str(distilled), dtype="float32")
-    ids = prompt_ids(engine.tokenizer, entry("Can I pay on delivery?", ""))
-    ours = engine.generate(ids, SamplingParams(max_tokens=16, temperature=0)).token_ids
+    ids = prompt_ids(tuned.tokenizer, entry("Can I pay on delivery?", ""))
+    ours = tuned.generate(ids, SamplingParams(max_tokens=16, temperature=0)).token_ids
     model = AutoModelForCausalLM.from_pretrained(str(distilled), dtype=torch.float32).eval()
     with torch.no_grad():
         theirs = model.generate(torch.tensor([ids]), max_new_tokens=16, do_sample=False)[0, len(ids):].tolist()
