@@ -4,8 +4,6 @@ on its own (an idle replica too), the limiter counts in one place, and once Redi
 answers first. A private redis-server per test; loopback only."""
 from __future__ import annotations
 
-import time
-
 import httpx
 import pytest
 import redis
@@ -14,6 +12,7 @@ from cachegate.app import create_app
 from tests.gateway.conftest import make_settings
 from tests.support.fake_backend import EchoBackend
 from tests.support.live_server import LiveServer
+from tests.support.polling import until
 from tests.support.redis_server import RedisServer, free_port
 
 pytestmark = pytest.mark.redis
@@ -28,15 +27,6 @@ def ask(url: str, content: str, stream: bool = False, key: str | None = None) ->
     headers = {"authorization": f"Bearer {key}"} if key else {}
     return httpx.post(url + "/v1/chat/completions", headers=headers, timeout=10, json={
         "model": "echo", "stream": stream, "messages": [{"role": "user", "content": content}]})
-
-
-def wait_until(condition, timeout_s: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def health(url: str) -> str:
@@ -74,7 +64,7 @@ def test_a_redis_refusing_writes_degrades_and_recovers_without_failing_a_request
             codes = [ask(gateway.url, f"more {i}", key="sk-l").status_code for i in range(10)]
             assert codes.count(200) == 3 and codes.count(429) == 7, "the limiter lost count (5 per minute)"
             recover(r)
-            assert wait_until(lambda: health(gateway.url) == "ok"), "healthz stayed degraded with redis back"
+            assert until(lambda: health(gateway.url) == "ok"), "healthz stayed degraded with redis back"
 
 
 def test_after_a_redis_restart_an_idle_replica_turns_healthy_and_the_exact_tier_answers_first():
@@ -86,6 +76,6 @@ def test_after_a_redis_restart_an_idle_replica_turns_healthy_and_the_exact_tier_
             assert ask(gateway.url, "asked while redis is down").status_code == 200
             assert health(gateway.url) == "degraded"
             server.start()
-            assert wait_until(lambda: health(gateway.url) == "ok", 5.0), "no background probe"
+            assert until(lambda: health(gateway.url) == "ok", 5.0), "no background probe"
             again = ask(gateway.url, "What are your opening hours?")
             assert again.headers["x-cachegate-cache"] == "hit-exact"

@@ -3,7 +3,6 @@ Redis store that every replica follows; list, export, delete."""
 from __future__ import annotations
 
 import json
-import time
 import uuid
 
 import httpx
@@ -16,6 +15,7 @@ from cachegate.cli import main
 from tests.gateway.conftest import make_settings
 from tests.support.fake_backend import EchoBackend
 from tests.support.live_server import LiveServer
+from tests.support.polling import until
 
 TOKEN = "admin-token-for-tests"
 LIBRARY = [{"id": "reset", "questions": ["How do I reset my password?", "I forgot my password"],
@@ -60,13 +60,9 @@ def test_import_straight_into_redis_reaches_every_replica(tmp_path, capsys, redi
             TestClient(create_app(make_settings(**config), backends={"echo": EchoBackend()})) as two:
         assert main(["answers", "import", str(tmp_path / "library.csv"), "--config", str(tmp_path / "cachegate.yaml")]) == 0
         assert json.loads(capsys.readouterr().out)["created"] == 1
-        deadline = time.monotonic() + 10
-        outcomes = []
-        while time.monotonic() < deadline:
-            outcomes = [c.post("/v1/chat/completions", json={"model": "echo", "messages": [
+
+        def outcomes():
+            return [c.post("/v1/chat/completions", json={"model": "echo", "messages": [
                 {"role": "user", "content": "how do i reset my password"}]}).headers["x-cachegate-cache"]
                 for c in (one, two)]
-            if outcomes == ["hit-curated", "hit-curated"]:
-                break
-            time.sleep(0.1)
-    assert outcomes == ["hit-curated", "hit-curated"]
+        assert until(lambda: outcomes() == ["hit-curated", "hit-curated"])

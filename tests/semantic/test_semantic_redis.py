@@ -4,7 +4,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 import uuid
 
 import httpx
@@ -16,18 +15,10 @@ from tests.semantic.conftest import answer, ask
 from tests.semantic.redis_settings import redis_settings
 from tests.semantic.test_semantic_tier import PARAPHRASE, QUESTION
 from tests.support.fake_backend import EchoBackend
+from tests.support.polling import until
 from tests.support.redis_server import RedisServer, free_port
 
 pytestmark = pytest.mark.redis
-
-
-def until(condition, timeout_s: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 @pytest.fixture
