@@ -95,7 +95,8 @@ def fit(args: argparse.Namespace, train_set, out: Path) -> dict:
     meta = {"base": args.base, "lora_rank": args.lora_rank, "lora_alpha": alpha, "seed": args.seed,
             "train": asdict(cfg), "examples": len(xs), "threads": torch.get_num_threads()}
     (out / "adapter" / "adapter.json").write_text(json.dumps(meta, indent=1))
-    return meta | {"training": asdict(result) | {"seconds": round(result.seconds, 1)}, "finished": time.time()}
+    return meta | {"training": asdict(result) | {"seconds": round(result.seconds, 1),
+                                                 "cpu_seconds": round(result.cpu_seconds, 1)}, "finished": time.time()}
 
 
 def held_out_figures(args: argparse.Namespace, held_out, out: Path) -> dict:

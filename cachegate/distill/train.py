@@ -32,6 +32,7 @@ class TrainResult:
     steps: int
     examples_seen: int
     seconds: float
+    cpu_seconds: float        # process CPU time: about seconds x threads when the cores are not shared
     first_loss: float
     last_loss: float          # mean over the last epoch
 
@@ -84,7 +85,7 @@ def train(model, adapters: dict[str, LoRALinear], examples: list[Example], cfg: 
     total = sum(len(p) for p in plan)
     sched = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: schedule(s, total, cfg.warmup))
     model.train()
-    started, losses, first = time.perf_counter(), [], None
+    started, cpu, losses, first = time.perf_counter(), time.process_time(), [], None
     bar = tqdm(total=total, desc="distill", unit="step", disable=not progress)
     for epoch, epoch_batches in enumerate(plan):
         losses = []
@@ -102,4 +103,4 @@ def train(model, adapters: dict[str, LoRALinear], examples: list[Example], cfg: 
     bar.close()
     model.eval()
     return TrainResult(total, sum(len(b) for p in plan for b in p), time.perf_counter() - started,
-                       first or 0.0, sum(losses) / max(1, len(losses)))
+                       time.process_time() - cpu, first or 0.0, sum(losses) / max(1, len(losses)))
