@@ -46,6 +46,7 @@ def render(stats: dict[str, Any]) -> str:
             ("outcomes", ", ".join(f"{k} {v}" for k, v in t["by_cache"].items())),
             ("tokens saved / served", f"{t['tokens_saved']} / {t['tokens_served']}"),
             ("cost saved / spent", f"{t['cost_saved']:.4f} / {t['cost']:.4f}"),
+            ("saved by routing small", f"{t.get('routing_cost_saved', 0.0):.4f}"),
             ("routes", ", ".join(f"{k} {v}" for k, v in t["routes"].items() if k != "-") or "-")]
     for group in ("hit", "miss"):
         lat = t["latency_ms"][group]
