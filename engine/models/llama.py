@@ -17,7 +17,7 @@ from engine.layers.norm import RMSNorm
 from engine.layers.rotary import RotaryEmbedding, apply_rotary
 from engine.models.weights import materialize
 
-Rope = tuple[torch.Tensor, torch.Tensor]  # cos, sin: [T, 1, head_dim]
+Rope = tuple[torch.Tensor, torch.Tensor]  # cos, signed sin: [T, 1, head_dim] (layers/rotary.py)
 
 
 class LlamaAttention(nn.Module):
@@ -37,13 +37,15 @@ class LlamaAttention(nn.Module):
 
     def forward(self, x: torch.Tensor, rope: Rope, ctx: ForwardContext) -> torch.Tensor:  # x: [T, D]
         t, cfg = x.shape[0], self.cfg
-        q, k, v = self.qkv_proj(x).split([cfg.q_size, cfg.kv_size, cfg.kv_size], dim=-1)
-        q = q.view(t, cfg.num_heads, cfg.head_dim)       # [T, Hq, hd]
-        k = k.view(t, cfg.num_kv_heads, cfg.head_dim)    # [T, Hkv, hd]
-        v = v.view(t, cfg.num_kv_heads, cfg.head_dim)
+        qkv = self.qkv_proj(x)
+        v = qkv[:, cfg.q_size + cfg.kv_size:].view(t, cfg.num_kv_heads, cfg.head_dim)   # [T, Hkv, hd]
         if cfg.qk_norm:
-            q, k = self.q_norm(q), self.k_norm(k)
-        q, k = apply_rotary(q, *rope), apply_rotary(k, *rope)
+            q, k = qkv[:, :cfg.q_size + cfg.kv_size].split([cfg.q_size, cfg.kv_size], dim=-1)
+            q = apply_rotary(self.q_norm(q.view(t, cfg.num_heads, cfg.head_dim)), *rope)     # [T, Hq, hd]
+            k = apply_rotary(self.k_norm(k.view(t, cfg.num_kv_heads, cfg.head_dim)), *rope)
+        else:   # q and k heads side by side: one rotation for both
+            qk = apply_rotary(qkv[:, :cfg.q_size + cfg.kv_size].view(t, -1, cfg.head_dim), *rope)
+            q, k = qk[:, :cfg.num_heads], qk[:, cfg.num_heads:]
         return self.o_proj(self.attn(q, k, v, ctx))      # [T, Hq*hd] -> [T, D]
 
 
