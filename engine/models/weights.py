@@ -6,7 +6,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from engine.layers.linear import Linear, prefers_packed, prefers_packed_head
+from engine.layers.attention import Attention
+from engine.layers.linear import Linear, packed_rows
 
 PACKED = {  # checkpoint projection -> (our packed module, shard index)
     "q_proj": ("qkv_proj", 0), "k_proj": ("qkv_proj", 1), "v_proj": ("qkv_proj", 2),
@@ -47,12 +48,15 @@ def materialize(model: nn.Module, weights: dict[str, torch.Tensor], tied: bool,
 
 def lay_out(model: nn.Module, tied: bool, device: torch.device | str, dtype: torch.dtype) -> None:
     """Give a tied model an LM head over its embedding, then reorder weights for the CPU's GEMM where
-    that pays (layers/linear.py): every linear in bf16, the head alone in fp32."""
+    that pays (layers/linear.py)."""
+    for module in model.modules():
+        if isinstance(module, Attention):
+            module.layer_index = torch.tensor(module.layer)
     if tied:
         model.lm_head = Linear.sharing(model.embed_tokens.weight)
-    if prefers_packed(device, dtype):
+    if rows := packed_rows(device, dtype):
         for layer in model.layers.modules():
             if isinstance(layer, Linear):
-                layer.pack()
-    if prefers_packed_head(device, dtype):
-        model.lm_head.pack(keep_weight=tied)
+                layer.pack(rows)
+    if rows := packed_rows(device, dtype, head=True):
+        model.lm_head.pack(rows, keep_weight=tied)

@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from engine.layers.linear import Linear, PackedLinear, prefers_packed, prefers_packed_head, prefers_transposed
+from engine.layers.linear import EVERY_ROW, Linear, PackedLinear, packed_rows, prefers_transposed
 
 
 def filled(layer):
@@ -76,11 +76,24 @@ def test_a_tied_head_packs_a_copy_and_leaves_the_embedding():
     torch.testing.assert_close(head(x), x @ embedding.t())
 
 
-def test_packing_follows_the_cpus_bf16_support(monkeypatch):
+def test_packing_follows_the_dtype_and_the_cpus_bf16_support(monkeypatch):
     from engine.layers import linear
     monkeypatch.setattr(linear, "cpu_has_native_bf16", lambda: False)
-    assert not prefers_packed("cpu", torch.bfloat16) and prefers_packed_head("cpu", torch.float32)
+    assert packed_rows("cpu", torch.bfloat16) is None
     monkeypatch.setattr(linear, "cpu_has_native_bf16", lambda: True)
-    assert prefers_packed("cpu", torch.bfloat16) == torch.backends.mkldnn.is_available()
-    assert not prefers_packed("cpu", torch.float32) and not prefers_packed("cuda", torch.bfloat16)
-    assert not prefers_packed_head("cuda", torch.float32)
+    if torch.backends.mkldnn.is_available():
+        assert packed_rows("cpu", torch.bfloat16) == EVERY_ROW
+        assert packed_rows("cpu", torch.float32) == (2, 32) and packed_rows("cpu", torch.float32, head=True)[0] == 2
+    assert packed_rows("cuda", torch.bfloat16) is None and packed_rows("cpu", torch.float16) is None
+
+
+@mkldnn
+def test_a_layer_packed_for_some_row_counts_keeps_its_weight_for_the_others():
+    w = torch.randn(24, 16)
+    layer = filled(Linear(16, 24, False, transposed=True))
+    layer.load("weight", w)
+    layer.pack((2, 8))
+    assert layer.weight is not None and layer.packed is not None
+    for rows in (1, 2, 8, 9, 100):
+        x = torch.randn(rows, 16)
+        torch.testing.assert_close(layer(x), x @ w.t(), atol=1e-5, rtol=1e-5)
