@@ -12,7 +12,8 @@ import torch
 from engine.attention.backend import AttentionMetadata, DecodeMetadata, ExtendMetadata, select_backend
 from engine.config import EngineConfig, ModelConfig, dtype_name, parse_dtype
 from engine.kv.pool import KVPool, pool_blocks
-from engine.layers.attention import ForwardContext
+from engine.compile import compile_layers
+from engine.layers.attention import ForwardContext, stepping
 from engine.loader import Checkpoint
 from engine.models import model_class
 from engine.sampling_params import SamplingParams
@@ -39,6 +40,8 @@ class ModelRunner:
         num_blocks = pool_blocks(self.config, config, self.dtype, self.device)
         self.pool = KVPool(self.config, num_blocks, self.block_size, self.dtype, self.device)
         self.backend = select_backend(self.device, config.attention_backend)
+        if config.compile:
+            compile_layers(self.model)
         log.info("%s on %s in %s: %d KV blocks of %d tokens (%.0f MiB), %s attention", self.config.name,
                  self.device, dtype_name(self.dtype), num_blocks, self.block_size,
                  self.pool.nbytes / 2**20, self.backend.name)
@@ -51,7 +54,8 @@ class ModelRunner:
     def execute(self, batch: ScheduledBatch) -> tuple[list[Sequence], torch.Tensor]:
         """One forward pass over the batch -> (requests that sample, their fp32 logits [N, V])."""
         ids, ctx, rows, sampling = self.prepare(batch)
-        hidden = self.model(ids, ctx)                                        # [T, D]
+        with stepping(ctx):
+            hidden = self.model(ids, ctx)                                    # [T, D]
         if not rows:
             return [], hidden.new_empty(0, self.config.vocab_size, dtype=torch.float32)
         if len(rows) < hidden.shape[0]:                                      # else every row samples
@@ -65,7 +69,8 @@ class ModelRunner:
         seq = Sequence(token_ids, SamplingParams(max_tokens=1))
         seq.block_ids = list(block_ids)
         ids, ctx, _, _ = self.prepare(ScheduledBatch(extends=[(seq, len(token_ids))]))
-        return self.model.compute_logits(self.model(ids, ctx)).float()
+        with stepping(ctx):
+            return self.model.compute_logits(self.model(ids, ctx)).float()
 
     def prepare(self, batch: ScheduledBatch):
         """Pack decodes then extends: (token ids [T], context, rows of sampled tokens, their requests)."""

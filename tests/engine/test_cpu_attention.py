@@ -64,3 +64,11 @@ def test_kernel_leaves_denormals_alone():
     assert available()
     tiny = torch.tensor([1e-40], dtype=torch.float32)
     assert (tiny * 1.0).item() != 0.0
+
+
+def test_an_engine_on_the_kernel_gives_the_reference_tokens():
+    """GQA, a sliding-window layer, chunked prefill, prefix reuse and batches of mixed lengths."""
+    from tests.engine.tiny_model import greedy_tokens, tiny_engine
+    ours = tiny_engine(attention_backend="cpu")
+    assert ours.runner.backend.name == "cpu"
+    assert greedy_tokens(ours) == greedy_tokens(tiny_engine(attention_backend="torch"))
