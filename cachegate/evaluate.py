@@ -55,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
         pairs = datasets.read_pairs_csv(args.pairs)
         vectors = datasets.embed_all(embedder, [t for p in pairs for t in (p.a, p.b)], args.embedding_cache)
         embedder.cache.update(vectors)
-        pair = pair_mode(make_tier(args, embedder).policy, pairs, vectors)
+        tier = make_tier(args, embedder)
+        pair = pair_mode(tier.policy, pairs, vectors, tier.verifier)
         report |= {k: pair[k] for k in ("hit_rate", "false_hit_rate", "cosine_hit_rate_at_same_false_hit_rate")}
         report["pair"] = pair
         if not args.no_cache_mode:
@@ -85,11 +86,20 @@ def make_tier(args: argparse.Namespace, embedder: Embedder) -> SemanticTier:
 
 
 # -- pair mode ------------------------------------------------------------------------------------
-def pair_mode(policy, pairs: list[datasets.Pair], vectors: dict[str, np.ndarray]) -> dict:
+def decisions(policy, pairs: list[datasets.Pair], vectors: dict[str, np.ndarray], verifier=None) -> np.ndarray:
+    """The policy's verdict on each pair on its own (question2 asked, question1 cached), verified when the policy
+    is the matcher."""
+    logits = verifier.logits([(p.b, p.a) for p in pairs]) if verifier is not None and pairs else [None] * len(pairs)
+    return np.array([policy.decide(Candidate(p.b, p.a, float(np.dot(vectors[p.a], vectors[p.b])),
+                                             query_vector=vectors[p.b], entry_vector=vectors[p.a],
+                                             verified=None if z is None else float(z))).hit
+                     for p, z in zip(pairs, logits)], dtype=bool)
+
+
+def pair_mode(policy, pairs: list[datasets.Pair], vectors: dict[str, np.ndarray], verifier=None) -> dict:
     labels = np.array([p.duplicate for p in pairs])
     cosines = np.array([float(np.dot(vectors[p.a], vectors[p.b])) for p in pairs])
-    hits = np.array([policy.decide(Candidate(p.b, p.a, c, query_vector=vectors[p.b], entry_vector=vectors[p.a])).hit
-                     for p, c in zip(pairs, cosines)])
+    hits = decisions(policy, pairs, vectors, verifier)
     mine = calibration.rates(hits, labels)
     at_same, threshold = calibration.hit_rate_at(cosines, labels, mine.false_hit_rate)
     return {"rows": len(pairs), "duplicates": int(labels.sum()), **mine.as_dict(),
@@ -104,16 +114,15 @@ def run_paraphrases(args: argparse.Namespace, embedder: Embedder) -> dict:
     pairs = with_negatives(datasets.read_paraphrases(args.paraphrases), seed=0)
     hard = [p for p in datasets.read_pairs_csv(args.pairs) if not p.duplicate] if args.pairs else []
     vectors = datasets.embed_all(embedder, [t for p in pairs + hard for t in (p.a, p.b)], args.embedding_cache)
-    return paraphrase_mode(make_tier(args, embedder).policy, pairs, hard, vectors)
+    tier = make_tier(args, embedder)
+    return paraphrase_mode(tier.policy, pairs, hard, vectors, tier.verifier)
 
 
 def paraphrase_mode(policy, pairs: list[datasets.Pair], hard: list[datasets.Pair],
-                    vectors: dict[str, np.ndarray]) -> dict:
+                    vectors: dict[str, np.ndarray], verifier=None) -> dict:
     """Hit rate on the paraphrases; false hits on unrelated pairs and on hard (labeled) non-duplicates."""
     def hits(rows: list[datasets.Pair]) -> np.ndarray:
-        return np.array([policy.decide(Candidate(p.b, p.a, float(np.dot(vectors[p.a], vectors[p.b])),
-                                                 query_vector=vectors[p.b], entry_vector=vectors[p.a])).hit
-                         for p in rows], dtype=bool)
+        return decisions(policy, rows, vectors, verifier)
     positives = [p for p in pairs if p.duplicate]
     found, unrelated, wrong = hits(positives), hits([p for p in pairs if not p.duplicate]), hits(hard)
     false = int(unrelated.sum() + wrong.sum())

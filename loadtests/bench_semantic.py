@@ -30,6 +30,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default="bench-semantic", help="folder for the JSON and the PNG")
     p.add_argument("--precision", default="auto", help="embedder precision: auto | float32 | bfloat16")
     p.add_argument("--threads", type=int, default=1, help="torch threads of the embedding worker (0: default)")
+    p.add_argument("--policy", default="packaged",
+                   help="semantic policy: packaged (the matcher, verification included), cosine, or a file/folder")
     p.add_argument("--embedding-cache", help="memo folder for the stored questions' embeddings (faster fill)")
     p.add_argument("--no-layouts", action="store_true", help="skip the index layout comparison")
     p.add_argument("--json", action="store_true", help="print one JSON line instead of the table")
@@ -43,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
     stored, probes = questions(Path(args.data))
     if args.embedding_cache:
         use_embedding_memo(args.embedding_cache, args.precision)
-    result: dict = {"cpus": os.cpu_count(), "load_average_start": load_average(), "precision": args.precision,
+    result: dict = {"cpus": os.cpu_count(), "load_average_start": load_average(), "policy": args.policy,
+                    "precision": args.precision,
                     "threads": args.threads, "sizes": {}, "throughput": {}, "layouts": {}}
     steps = tqdm(total=len(sizes) + 3, desc="bench semantic", unit="step")
     for size in sizes:
@@ -70,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
 
 async def time_size(size: int, stored: list[str], probes: list[str], args: argparse.Namespace) -> dict:
     from loadtests.semantic_fill import fill, make_tier, request
-    tier = make_tier(max_batch=64, precision=args.precision, threads=args.threads)
+    tier = make_tier(max_batch=64, precision=args.precision, threads=args.threads, policy=args.policy)
     rss_before = rss_mb()
     fill_started = time.perf_counter()
     fill_info = await fill(tier, size, stored)
@@ -90,7 +93,7 @@ async def time_size(size: int, stored: list[str], probes: list[str], args: argpa
     index = next(iter(tier.catalog.scopes.values()))
     out = {"entries": len(tier.catalog), "index": index.kind, "fill_s": round(fill_s, 1), **fill_info,
            "rss_mb_added": round(rss_mb() - rss_before), "lookup_ms": pct(total_ms), "embed_ms": pct(embed_ms),
-           "hits": hits, "lookups": len(total_ms)}
+           "hits": hits, "lookups": len(total_ms), **verification(tier, len(total_ms) + 1)}
     await tier.close()
     return out
 
@@ -98,7 +101,7 @@ async def time_size(size: int, stored: list[str], probes: list[str], args: argpa
 async def throughput(size: int, stored: list[str], probes: list[str], args: argparse.Namespace,
                      max_batch: int) -> dict:
     from loadtests.semantic_fill import fill, make_tier, request
-    tier = make_tier(max_batch=max_batch, precision=args.precision, threads=args.threads)
+    tier = make_tier(max_batch=max_batch, precision=args.precision, threads=args.threads, policy=args.policy)
     await fill(tier, size, stored)
     done = 0
     deadline = time.perf_counter() + args.duration_s
@@ -115,9 +118,19 @@ async def throughput(size: int, stored: list[str], probes: list[str], args: argp
     elapsed = time.perf_counter() - started
     out = {"entries": size, "clients": args.clients, "max_batch": max_batch,
            "lookups_per_s": round(done / elapsed, 1), "encode_calls": tier.embedder.batches,
-           "mean_batch": round(tier.embedder.encoded / max(1, tier.embedder.batches), 1)}
+           "mean_batch": round(tier.embedder.encoded / max(1, tier.embedder.batches), 1),
+           **verification(tier, done)}
     await tier.close()
     return out
+
+
+def verification(tier, lookups: int) -> dict:
+    """How much the matcher's verifier did: pairs scored per lookup and per forward call."""
+    v = tier.verifier
+    if v is None:
+        return {}
+    return {"verified_pairs_per_lookup": round(v.pairs / max(1, lookups), 2), "verifier_calls": v.calls,
+            "pairs_per_verifier_call": round(v.pairs / max(1, v.calls), 1)}
 
 
 def pct(ms: list[float]) -> dict:
@@ -135,7 +148,8 @@ def rss_mb() -> float:
 
 
 def table(r: dict, out: Path) -> str:
-    lines = [(f"semantic lookup latency, embedding included ({r['cpus']} CPUs, embedder {r['precision']},"
+    lines = [(f"semantic lookup latency, embedding included, policy {r.get('policy', 'packaged')} "
+              f"({r['cpus']} CPUs, embedder {r['precision']},"
               f" {r['threads']} thread(s); load average {r['load_average_start']} -> {r['load_average_end']})"),
              (f"{'entries':>10} {'index':>6} {'p50 ms':>8} {'p99 ms':>8} {'embed p50':>10} {'fill s':>7}"
               f" {'index build s':>14} {'RSS +MB':>8}")]
@@ -146,7 +160,7 @@ def table(r: dict, out: Path) -> str:
     lines.append(f"throughput, {next(iter(r['throughput'].values()))['clients']} concurrent clients")
     for label, t in r["throughput"].items():
         lines.append(f"  {label:<16} {t['lookups_per_s']:>8} lookups/s  (mean batch {t['mean_batch']},"
-                     f" {t['entries']} entries)")
+                     f" {t['entries']} entries, {t.get('verified_pairs_per_lookup', 0)} pairs verified per lookup)")
     lines.append("index layouts (search only, ms per query)")
     for name, v in r["layouts"].items():
         lines.append(f"  {name:<44} {v}")

@@ -38,12 +38,12 @@ def request(question: str) -> BackendRequest:
     return BackendRequest(model="bench", params=SamplingParams(), messages=[{"role": "user", "content": question}])
 
 
-def make_tier(max_batch: int, precision: str = "auto", threads: int = 1):
+def make_tier(max_batch: int, precision: str = "auto", threads: int = 1, policy: str = "packaged"):
     from cachegate.semantic.assemble import build_semantic_store, build_semantic_tier
     from cachegate.settings import load_settings
     embedder = {"max_batch": max_batch, "cache_size": 0, "precision": precision, "threads": threads}
     settings = load_settings(env={}, overrides={"cache": {"semantic": {
-        "max_entries": 10 ** 8, "max_bytes": 1 << 40, "embedder": embedder}}})
+        "max_entries": 10 ** 8, "max_bytes": 1 << 40, "embedder": embedder, "policy": policy}}})
     return build_semantic_tier(settings, build_semantic_store(settings))
 
 

@@ -1,10 +1,11 @@
 """The trained matcher's decision: which cached entry, if any, answers a question, at a target false-hit rate.
 
 The tier retrieves candidates by plain MiniLM cosine; the matcher re-ranks them with its tuned projection,
-has the verifier (a cross-encoder, run by the tier) score the closest few, and serves the best verified
-entry when a logistic over its evidence (the verifier's logit, the best rival answer's logit, how many
-entries of that answer agree, the tuned cosine) clears the cut fitted for the namespace's target.
-Key differences (`policies.differences`) and the context gate never serve. Pure numpy.
+has the verifier (a cross-encoder, run by the tier) score the closest few, and weighs the best servable entry's
+evidence (its logit and tuned cosine against the best rival answer's, and how many entries of its answer agree)
+with a logistic. Each stage has its own cut, fitted per target: questions in the same wording, lookups where
+several cached entries of one answer agree, and a lone entry's word. The same words always hit; key differences
+(`policies.differences`) and the context gate never serve. Pure numpy.
 """
 from __future__ import annotations
 
@@ -19,11 +20,19 @@ from policies.thresholds import Candidate, ContextGate, CosinePolicy, Decision
 
 NO_RIVAL = -8.0          # the logit a lookup's rival gets when no other answer was verified
 EVIDENCE = ("logit", "rival_logit", "support", "tuned_cosine", "rival_tuned_cosine")
+STAGES = ("same_wording", "agreed", "lone")
 
 
 class Choice(NamedTuple):
     index: int | None     # the candidate served, None on a miss
     decision: Decision
+
+
+class Cuts(NamedTuple):
+    """Score cuts of one target, per stage."""
+    same_wording: float   # the same content words in the same order ("how do I" / "how can I")
+    agreed: float         # two or more cached entries of the answer are accepted by the verifier
+    lone: float           # one entry vouches for its answer alone
 
 
 @dataclass(frozen=True)
@@ -40,15 +49,22 @@ class Evidence:
                          self.rival_tuned_cosine])
 
 
+def stage_of(kind: str, support: int) -> str:
+    """Which cut a lookup faces, from the relation of its best pair and its answer's support."""
+    if kind == "same wording":
+        return "same_wording"
+    return "agreed" if support >= 2 else "lone"
+
+
 @dataclass(frozen=True)
 class MatcherPolicy:
     projection: np.ndarray               # (d, d): tuned vector = normalise(projection @ plain vector)
     weights: np.ndarray                  # logistic over Evidence.vector()
     bias: float
-    thresholds: dict[float, float]       # target false-hit rate -> score cut
+    thresholds: dict[float, Cuts]        # target false-hit rate -> cuts
     target: float                        # the default target
     min_tuned_cosine: float              # candidates below this are never verified
-    verify_k: int = 6                    # at most this many candidates verified per lookup
+    verify_k: int = 5                    # at most this many candidates verified per lookup
     min_cosine: float = 0.3              # plain cosine below which the tier does not fetch an entry
     namespaces: dict[str, float] = field(default_factory=dict)           # namespace -> target
     cosine_namespaces: dict[str, float] = field(default_factory=dict)    # namespace -> plain cosine threshold
@@ -68,7 +84,7 @@ class MatcherPolicy:
         kept = sorted(((s, i) for s, i in scored if s >= self.min_tuned_cosine), reverse=True)
         return [i for _, i in kept[: self.verify_k]]
 
-    def cut_for(self, namespace: str) -> float:
+    def cuts_for(self, namespace: str) -> Cuts:
         target = self.namespaces.get(namespace, self.target)
         allowed = [t for t in self.thresholds if t <= target + 1e-12]
         return self.thresholds[max(allowed) if allowed else min(self.thresholds)]
@@ -77,24 +93,28 @@ class MatcherPolicy:
         z = self.bias + float(evidence.vector() @ self.weights)
         return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
 
-    def blocked(self, c: Candidate) -> str:
-        """Why this candidate may never be served, whatever the verifier says ('' when it may)."""
-        how = relation(c.query, c.entry_query, c.cosine)
-        if how.kind == "differs":
-            return "differs in " + ", ".join(how.vetoes)
-        return self.gate.blocks(c)
+    def judged(self, candidates: list[Candidate]) -> tuple[list[str], list[str]]:
+        """Per candidate: its relation kind to the question, and why it may never be served ('' when it may)."""
+        kinds, why = [], []
+        for c in candidates:
+            how = relation(c.query, c.entry_query, c.cosine)
+            kinds.append(how.kind)
+            why.append("differs in " + ", ".join(how.vetoes) if how.kind == "differs" else self.gate.blocks(c))
+        return kinds, why
 
     def choose(self, candidates: list[Candidate], answers: list[str], namespace: str = "default") -> Choice:
         """The verified candidates of one lookup (each with `verified` set) and their answers' keys."""
         if namespace in self.cosine_namespaces:
             return self._by_cosine(candidates, namespace)
-        why = [self.blocked(c) for c in candidates]
+        kinds, why = self.judged(candidates)
         found = best_evidence(candidates, answers, [self.tuned_cosine(c) for c in candidates], [bool(w) for w in why])
         if found is None:
             return Choice(None, Decision(False, 0.0, "; ".join(dict.fromkeys(why)) or "no candidate"))
         best, evidence = found
+        if kinds[best] == "same words":
+            return Choice(best, Decision(True, 1.0, "the same words"))
         score = self.score(evidence)
-        if score >= self.cut_for(namespace):
+        if score >= getattr(self.cuts_for(namespace), stage_of(kinds[best], evidence.support)):
             return Choice(best, Decision(True, score))
         return Choice(None, Decision(False, score, "below the cut"))
 
@@ -143,7 +163,7 @@ def matcher_from_dict(data: dict[str, Any], projection: np.ndarray, namespaces: 
     d = data["decision"]
     return MatcherPolicy(
         projection=np.asarray(projection, dtype=np.float32), weights=np.asarray(d["weights"], dtype=np.float64),
-        bias=float(d["bias"]), thresholds={float(k): float(v) for k, v in d["thresholds"].items()},
+        bias=float(d["bias"]), thresholds={float(k): Cuts(**v) for k, v in d["thresholds"].items()},
         target=float(d["target_false_hit_rate"]), min_tuned_cosine=float(d["min_tuned_cosine"]),
         verify_k=int(d["verify_k"]), min_cosine=min([float(d["min_cosine"]), *(cosine_namespaces or {}).values()]),
         namespaces=dict(namespaces or {}), cosine_namespaces=dict(cosine_namespaces or {}),

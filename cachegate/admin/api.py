@@ -17,6 +17,7 @@ from cachegate.services import Services
 from cachegate.telemetry.health import health
 from cachegate.telemetry.report import report
 from cachegate.translate import parse_body
+from policies.matcher import MatcherPolicy
 from policies.thresholds import CalibratedPolicy, CosinePolicy
 
 router = APIRouter(prefix="/admin/api")
@@ -106,7 +107,7 @@ async def set_threshold(http: Request) -> dict[str, Any]:
     policy = tier.policy
     if isinstance(policy, CosinePolicy) and body.threshold is not None:
         tier.policy = dataclasses.replace(policy, namespaces={**policy.namespaces, body.namespace: body.threshold})
-    elif isinstance(policy, CalibratedPolicy) and body.target_false_hit_rate is not None:
+    elif isinstance(policy, (CalibratedPolicy, MatcherPolicy)) and body.target_false_hit_rate is not None:
         tier.policy = dataclasses.replace(
             policy, namespaces={**policy.namespaces, body.namespace: body.target_false_hit_rate})
     else:

@@ -10,8 +10,8 @@ def write_card(folder: Path, manifest: dict) -> None:
         "# cachegate semantic matcher",
         "",
         "Applied at load to the packaged all-MiniLM-L6-v2: a retrieval projection after the frozen encoder, and a",
-        (f"verifier (the encoder's first {manifest['settings']['layers']} layers with LoRA rank "
-         f"{manifest['settings']['lora_rank']} and a one-logit head) whose evidence a logistic decision cuts at the"),
+        (f"verifier (the encoder's first {manifest['settings']['layers']} layers fine-tuned, shipped as int8 deltas,"
+         " and a one-logit head) whose evidence a logistic decision cuts at the"),
         "namespace's target false-hit rate.",
         "",
         f"- rebuilt by: `{manifest['command']}`",

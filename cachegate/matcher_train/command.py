@@ -26,7 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quick", action="store_true", help="a small slice, for CI: same stages, tiny model")
     p.add_argument("--leave-out", default="", help="domains used for nothing at all (comma-separated)")
     p.add_argument("--calibration-domains", default="",
-                   help="domains held apart to fit the decision on (default: the 2 most confusable)")
+                   help="domains held apart to fit the decision on (default: the 2 of median confusability)")
     p.add_argument("--target-false-hit-rate", type=float, default=0.02)
     p.add_argument("--threads", type=int, default=2, help="torch threads")
     p.add_argument("--embedding-cache", help="folder to memoise plain embeddings in")

@@ -1,8 +1,8 @@
 """The training data of the matcher and what is held apart from it.
 
 CLINC150 intents split by domain: training domains feed the projection and the verifier; calibration domains
-(never trained on) and Quora pairs held apart by question fit the decision; left-out domains are used for
-nothing. Out-of-scope questions are only ever looked up, in calibration.
+(never trained on: by default the two of median confusability) and Quora pairs held apart by question fit the
+decision; left-out domains are used for nothing. Out-of-scope questions are only ever looked up, in calibration.
 """
 from __future__ import annotations
 
@@ -79,16 +79,19 @@ def split_qqp(pairs: list[datasets.Pair], seed: int) -> tuple[list[datasets.Pair
     return [p for p, g in zip(pairs, groups) if not held[g]], [p for p, g in zip(pairs, groups) if held[g]]
 
 
-def confusable_domains(rows: list[tuple[str, str]], vectors: dict[str, np.ndarray], domain_of: dict[str, str],
-                       count: int) -> list[str]:
-    """The `count` domains whose questions' nearest neighbour (plain cosine) most often has another intent: the
-    hardest to calibrate on, so the fitted cut is the one that holds where intents crowd together."""
+def typical_domains(rows: list[tuple[str, str]], vectors: dict[str, np.ndarray], domain_of: dict[str, str],
+                    count: int) -> list[str]:
+    """The `count` domains of median confusability: ranked by how often a question's nearest neighbour (plain
+    cosine) has another intent, the ones in the middle. The cut fitted on them is the one a typical domain the
+    matcher never saw needs: neither the tidiest domain nor one whose labels the embedding cannot tell apart."""
     m = np.stack([vectors[t] for t, _ in rows])
     nearest = np.concatenate([nearest_other(m[s: s + 2048], m, s) for s in range(0, len(m), 2048)])
     errors: dict[str, list[bool]] = {}
     for r, (_, intent) in enumerate(rows):
         errors.setdefault(domain_of[intent], []).append(rows[nearest[r]][1] != intent)
-    return sorted(errors, key=lambda d: -float(np.mean(errors[d])))[:count]
+    ranked = sorted(errors, key=lambda d: (-float(np.mean(errors[d])), d))
+    start = max(0, (len(ranked) - count) // 2)
+    return ranked[start: start + count]
 
 
 def nearest_other(block: np.ndarray, m: np.ndarray, start: int) -> np.ndarray:
@@ -104,7 +107,7 @@ def load_corpus(folder: Path, cut: Slice, left_out: list[str], calibration_domai
     domain_of = {i: d for d, intents in domains.items() for i in intents}
     every = rows_of(data, "train", set(domain_of), cut.per_intent)
     if not calibration_domains:
-        calibration_domains = confusable_domains(every, vectors_for([t for t, _ in every]), domain_of, 2)
+        calibration_domains = typical_domains(every, vectors_for([t for t, _ in every]), domain_of, 2)
     held = {i for d in calibration_domains for i in domains[d]}
     training = set(domain_of) - held
     val_cap = None if cut.per_intent is None else max(2, cut.per_intent // 4)

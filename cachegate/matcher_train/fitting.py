@@ -14,15 +14,15 @@ from cachegate.matcher_train.decision import figures, fit_decision, scores
 from cachegate.matcher_train.settings import TrainSettings
 from cachegate.semantic.policy_file import packaged_policy
 from cachegate.semantic.verifier import Verifier
-from policies.matcher import EVIDENCE, MatcherPolicy
+from policies.matcher import EVIDENCE, Cuts, MatcherPolicy
 from policies.thresholds import ContextGate
 
 
 def provisional(projection: np.ndarray, cfg: TrainSettings) -> MatcherPolicy:
     """The policy's retrieval side (what replaying lookups needs); the decision is what gets fitted."""
     return MatcherPolicy(projection.astype(np.float16).astype(np.float32), np.zeros(len(EVIDENCE)), 0.0,
-                         {cfg.target: 0.5}, cfg.target, cfg.min_tuned_cosine, cfg.verify_k, cfg.min_cosine,
-                         gate=context_gate())
+                         {cfg.target: Cuts(0.5, 0.5, 0.5)}, cfg.target, cfg.min_tuned_cosine, cfg.verify_k,
+                         cfg.min_cosine, gate=context_gate())
 
 
 def context_gate() -> ContextGate:
@@ -51,14 +51,15 @@ def fit_and_write(corpus: Corpus, vectors: dict[str, np.ndarray], projection: np
     sets = replay(corpus, vectors, policy, verifier.logits, cfg)
     fitting = [s for name, s in sets.items() if name != "seen domains (val)"]
     fit = fit_decision(fitting, cfg.target, cfg.confidence, cfg.seed)
-    cut = fit.thresholds[cfg.target]
+    cuts = fit.thresholds[cfg.target]
     seen = sets["seen domains (val)"]
     seen_score = np.where(seen.possible, scores(seen.evidence, fit.weights, fit.bias), -1.0)
     fitted = {"target_false_hit_rate": cfg.target, "confidence": cfg.confidence,
-              "sets": {s.name: figures(s, fit.oof[s.name], cut) for s in fitting}
-              | {seen.name: figures(seen, seen_score, cut)}}
+              "sets": {s.name: figures(s, fit.oof[s.name], cuts) for s in fitting}
+              | {seen.name: figures(seen, seen_score, cuts)}}
     decision = {"weights": [round(float(w), 6) for w in fit.weights], "bias": round(fit.bias, 6),
-                "thresholds": {f"{t:g}": round(c, 6) for t, c in fit.thresholds.items()},
+                "thresholds": {f"{t:g}": {k: round(v, 6) for k, v in c._asdict().items()}
+                               for t, c in fit.thresholds.items()},
                 "target_false_hit_rate": cfg.target, "min_tuned_cosine": cfg.min_tuned_cosine,
                 "verify_k": cfg.verify_k, "min_cosine": cfg.min_cosine}
     matcher = {"kind": "matcher", "evidence": list(EVIDENCE), "decision": decision,

@@ -14,29 +14,27 @@ class TrainSettings:
     projection_batch: int = 256
     projection_epochs: float = 5.0
     projection_lr: float = 1e-3
-    # verifier: the packaged MiniLM's first `layers` layers with LoRA on every linear map
+    # verifier: the packaged MiniLM's first `layers` layers, fine-tuned
     layers: int = 4
-    lora_rank: int = 32
-    lora_alpha: int = 64
     verifier_batch: int = 64
     verifier_epochs: float = 1.0
-    verifier_lr: float = 1e-3
+    verifier_lr: float = 1e-4
     max_length: int = 48
     hard_negatives: int = 2
     # decision
     target: float = 0.02
-    confidence: float = 0.75
+    confidence: float = 0.9
     per_intent: int = 5               # questions per intent warmed in the calibration caches
     top_k: int = 8                    # retrieved per lookup (the tier's index.top_k)
-    verify_k: int = 5
-    min_tuned_cosine: float = 0.4
+    verify_k: int = 4
+    min_tuned_cosine: float = 0.5
     min_cosine: float = 0.3
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
-QUICK_OVERRIDES = {"projection_epochs": 1.0, "layers": 1, "lora_rank": 4, "lora_alpha": 8, "verifier_batch": 16,
+QUICK_OVERRIDES = {"projection_epochs": 1.0, "layers": 1, "verifier_batch": 16,
                    "max_length": 32, "hard_negatives": 1}
 
 

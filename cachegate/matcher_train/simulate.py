@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cachegate.semantic import datasets
-from policies.matcher import EVIDENCE, MatcherPolicy, best_evidence
+from policies.matcher import EVIDENCE, MatcherPolicy, best_evidence, stage_of
 from policies.thresholds import Candidate
 
 NOTHING = None   # the answer of an out-of-scope lookup: no cached answer is right
@@ -23,6 +23,7 @@ class Lookups:
     possible: np.ndarray    # a servable candidate was verified (otherwise the lookup is a miss)
     groups: np.ndarray      # folds never split a group
     relevant: np.ndarray    # the lookup has a right answer in the cache (the hit rate's denominator)
+    stage: np.ndarray       # which cut the lookup faces (`policies.matcher.stage_of`), or "same words"
 
     def __len__(self) -> int:
         return len(self.right)
@@ -77,16 +78,19 @@ def verify_all(lists: list[Shortlist], logits_of) -> list[Shortlist]:
     return out
 
 
-def evidence(name: str, policy: MatcherPolicy, lists: list[Shortlist], groups: list[int]) -> Lookups:
-    rows, right, possible = [], [], []
+def evidence(name: str, policy: MatcherPolicy, lists: list[Shortlist], groups: list) -> Lookups:
+    rows, right, possible, stages = [], [], [], []
     for s in lists:
+        kinds, why = policy.judged(s.candidates)
         found = best_evidence(s.candidates, s.answers, [policy.tuned_cosine(c) for c in s.candidates],
-                              [bool(policy.blocked(c)) for c in s.candidates]) if s.candidates else None
+                              [bool(w) for w in why]) if s.candidates else None
         possible.append(found is not None)
         rows.append(found[1].vector() if found else np.zeros(len(EVIDENCE)))
         right.append(found is not None and s.right_answer is not None and s.answers[found[0]] == s.right_answer)
+        kind = kinds[found[0]] if found else "other"
+        stages.append("same words" if kind == "same words" else stage_of(kind, found[1].support if found else 0))
     return Lookups(name, np.array(rows), np.array(right), np.array(possible), np.array(groups),
-                   np.array([s.right_answer is not None for s in lists]))
+                   np.array([s.right_answer is not None for s in lists]), np.array(stages))
 
 
 def intent_case(name: str, policy: MatcherPolicy, own: list[tuple[str, str]], others: list[tuple[str, str]],
@@ -103,7 +107,8 @@ def intent_case(name: str, policy: MatcherPolicy, own: list[tuple[str, str]], ot
 
 
 def split(s: Lookups, rows: np.ndarray, name: str) -> Lookups:
-    return Lookups(name, s.evidence[rows], s.right[rows], s.possible[rows], s.groups[rows], s.relevant[rows])
+    return Lookups(name, s.evidence[rows], s.right[rows], s.possible[rows], s.groups[rows], s.relevant[rows],
+                   s.stage[rows])
 
 
 def pair_case(name: str, policy: MatcherPolicy, pairs: list[datasets.Pair], vectors: dict[str, np.ndarray],
@@ -116,4 +121,5 @@ def pair_case(name: str, policy: MatcherPolicy, pairs: list[datasets.Pair], vect
         lists.append(Shortlist(p.b, [c] if keep else [], [f"q{k}"] if keep else [], f"q{k}" if p.duplicate else None))
     lists = verify_all(lists, logits_of)
     out = evidence(name, policy, lists, list(groups))
-    return Lookups(out.name, out.evidence, out.right, out.possible, out.groups, np.array([p.duplicate for p in pairs]))
+    return Lookups(out.name, out.evidence, out.right, out.possible, out.groups, np.array([p.duplicate for p in pairs]),
+                   out.stage)

@@ -1,30 +1,25 @@
-"""Training the verifier: sentence-transformers' CrossEncoder over the packaged MiniLM's first layers, LoRA on
-every linear map (PEFT) and a new one-logit head, trained with BinaryCrossEntropyLoss on mined pairs. Only the
-LoRA factors and the head are written (`cachegate.semantic.matcher_files.save_verifier`)."""
+"""Training the verifier: sentence-transformers' CrossEncoder over the packaged MiniLM's first layers (embeddings
+frozen) and a new one-logit head, fine-tuned with BinaryCrossEntropyLoss on mined pairs. What changed is written
+as int8 deltas from the packaged weights (`cachegate.semantic.matcher_files.save_verifier`)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from cachegate.matcher_train.pairs import Labelled
 from cachegate.matcher_train.settings import TrainSettings
-from cachegate.semantic.matcher_files import lora_factors, save_verifier
-
-LORA_TARGETS = r".*encoder\.layer\.\d+\..*(query|key|value|dense)"   # attention, its output, both feed-forward maps
-HEAD = ["classifier", "pooler"]
+from cachegate.semantic.matcher_files import base_verifier, save_verifier
 
 
 def cross_encoder(cfg: TrainSettings):
     import torch
-    from peft import LoraConfig, get_peft_model
     from sentence_transformers import CrossEncoder
 
     from cachegate.semantic.embedder import PACKAGED, resolve_path
     torch.manual_seed(cfg.seed)
     model = CrossEncoder(resolve_path(PACKAGED), num_labels=1, max_length=cfg.max_length, device="cpu",
                          config_kwargs={"num_hidden_layers": cfg.layers})
-    lora = LoraConfig(r=cfg.lora_rank, lora_alpha=cfg.lora_alpha, lora_dropout=0.05, target_modules=LORA_TARGETS,
-                      modules_to_save=HEAD)
-    model[0].model = get_peft_model(model[0].model, lora)
+    for p in model.model.bert.embeddings.parameters():
+        p.requires_grad_(False)             # the packaged embeddings stay as they are (and are not shipped)
     return model
 
 
@@ -41,7 +36,5 @@ def train_verifier(pairs: list[Labelled], cfg: TrainSettings, folder: Path, scra
         data_seed=cfg.seed, save_strategy="no", report_to="none", logging_steps=50, dataloader_num_workers=0,
         disable_tqdm=not cfg.progress)
     CrossEncoderTrainer(model=model, args=args, train_dataset=data, loss=BinaryCrossEntropyLoss(model)).train()
-    factors, scaling = lora_factors(model[0].model)
-    save_verifier(folder, factors, scaling, model[0].model.merge_and_unload(),
-                  {"layers": cfg.layers, "lora_rank": cfg.lora_rank, "lora_alpha": cfg.lora_alpha,
-                   "max_length": cfg.max_length})
+    save_verifier(folder, model.model, base_verifier(cfg.layers)[1],
+                  {"layers": cfg.layers, "max_length": cfg.max_length})

@@ -1,4 +1,5 @@
-"""Building the semantic tier from the settings: its store, embedder, index, policy and follower."""
+"""Building the semantic tier from the settings: its store, embedder, index, policy (with the matcher's verifier)
+and follower."""
 from __future__ import annotations
 
 from cachegate.semantic.catalog import Catalog
@@ -6,8 +7,9 @@ from cachegate.semantic.embedder import Embedder
 from cachegate.semantic.entries import EntryStore
 from cachegate.semantic.follow import Follower
 from cachegate.semantic.index import IndexConfig
-from cachegate.semantic.policy_file import load_policy
+from cachegate.semantic.policy_file import load_policy, matcher_folder
 from cachegate.semantic.tier import SemanticTier, TierConfig
+from cachegate.semantic.verifier import Verifier
 from cachegate.settings import Settings
 from cachegate.stores.factory import open_store
 from cachegate.stores.guarded import GuardedStore, StoreHealth
@@ -33,6 +35,10 @@ def build_semantic_tier(settings: Settings, store: GuardedStore, embedder: Embed
         cfg=TierConfig(ttl_s=cfg.ttl_s, top_k=cfg.index.top_k, context_turns=cfg.context_turns,
                        max_context_chars=cfg.max_context_chars, history=cfg.history,
                        sweep_interval_s=cfg.sweep_interval_s))
+    folder = matcher_folder(cfg)
+    if folder is not None:
+        tier.verifier = Verifier(str(folder), cfg.embedder.precision, cfg.embedder.threads)
+        tier.verifier.warm()
     if cfg.store == "redis":
         tier.follower = Follower(store.store, f"{cfg.namespace}-events", tier.follow_put, tier.catalog.remove,
                                  tier.load, retry_s=max(0.1, settings.redis.retry_interval_s))

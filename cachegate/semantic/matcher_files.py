@@ -1,8 +1,8 @@
 """The matcher's files: what `cachegate train matcher` writes and the tier loads, applied to the packaged MiniLM.
 
 A matcher folder holds `matcher.json` (the decision and its fitted figures), `projection.safetensors` (the tuned
-retrieval projection), `verifier.safetensors` (LoRA deltas of the cross-encoder's layers plus its small head)
-and `CARD.md`. Only what training changed is stored; the packaged weights are the rest.
+retrieval projection), `verifier.safetensors` (what fine-tuning changed in the cross-encoder's layers, as int8
+deltas with a scale per row, plus its small head) and `CARD.md`. The packaged weights are the rest.
 """
 from __future__ import annotations
 
@@ -60,43 +60,42 @@ def base_verifier(layers: int):
     return AutoTokenizer.from_pretrained(path), model
 
 
-def lora_factors(peft_model) -> tuple[dict, dict[str, float]]:
-    """The LoRA factors (A, B) and scaling of every adapted linear map of a PEFT model, by module name."""
-    tensors, scaling = {}, {}
-    for name, module in peft_model.named_modules():
-        if "default" in getattr(module, "lora_A", {}):
-            key = name.removeprefix("base_model.model.")
-            tensors[f"{key}.lora_A"] = module.lora_A["default"].weight.detach().clone()
-            tensors[f"{key}.lora_B"] = module.lora_B["default"].weight.detach().clone()
-            scaling[key] = float(module.scaling["default"])
-    return tensors, scaling
+def quantised_delta(tuned, base) -> tuple:
+    """(int8 values, float scale per row) of tuned - base: rows scaled to the int8 range."""
+    import torch
+    delta = (tuned.float() - base.float()).reshape(tuned.shape[0], -1)
+    scale = delta.abs().amax(dim=1).clamp_min(1e-12) / 127.0
+    return torch.round(delta / scale[:, None]).to(torch.int8).reshape(tuned.shape), scale.to(torch.float32)
 
 
-def save_verifier(folder: str | Path, factors: dict, scaling: dict[str, float], merged_model,
-                  config: dict[str, Any]) -> None:
-    """The LoRA factors and the trained head (taken from the merged model), in float16."""
+def save_verifier(folder: str | Path, tuned_model, base_model, config: dict[str, Any]) -> None:
+    """The trained head as is, every other changed tensor as an int8 delta from the packaged weights."""
     import torch
     from safetensors.torch import save_file
-    head = {k: v.detach().clone() for k, v in merged_model.state_dict().items() if k.startswith(HEAD_PREFIXES)}
-    save_file({k: v.to(torch.float16).contiguous() for k, v in (factors | head).items()},
-              str(Path(folder) / "verifier.safetensors"))
-    (Path(folder) / "verifier.json").write_text(json.dumps(config | {"scaling": scaling}, indent=1) + "\n")
+    base = base_model.state_dict()
+    tensors: dict[str, torch.Tensor] = {}
+    for key, value in tuned_model.state_dict().items():
+        if key.startswith(HEAD_PREFIXES):
+            tensors[key] = value.detach().to(torch.float16).contiguous()
+        elif key in base and value.is_floating_point() and not torch.equal(value, base[key]):
+            tensors[f"{key}.delta"], tensors[f"{key}.scale"] = quantised_delta(value.detach(), base[key])
+    save_file({k: v.contiguous() for k, v in tensors.items()}, str(Path(folder) / "verifier.safetensors"))
+    (Path(folder) / "verifier.json").write_text(json.dumps(config, indent=1) + "\n")
 
 
 def load_verifier(folder: str | Path, precision: str = "float32"):
-    """(tokenizer, model, max_length): the packaged layers with the LoRA deltas merged in, in `precision`."""
+    """(tokenizer, model, max_length): the packaged layers with the stored deltas added, in `precision`."""
     import torch
     from safetensors.torch import load_file
     config = json.loads((Path(folder) / "verifier.json").read_text())
     tensors = load_file(str(Path(folder) / "verifier.safetensors"))
     tokenizer, model = base_verifier(config["layers"])
-    with torch.no_grad():
-        for key, scale in config["scaling"].items():
-            weight = model.get_submodule(key).weight
-            delta = tensors[f"{key}.lora_B"].float() @ tensors[f"{key}.lora_A"].float()
-            weight += scale * delta.to(weight.dtype)
-        head = {k: v.float() for k, v in tensors.items() if k.startswith(HEAD_PREFIXES)}
-        missing = set(head) - set(model.state_dict())
-        assert not missing, f"verifier head parameters the model lacks: {sorted(missing)}"
-        model.load_state_dict(head, strict=False)
+    state = model.state_dict()
+    changed = {k: v.float() for k, v in tensors.items() if k.startswith(HEAD_PREFIXES)}
+    for key in (k.removesuffix(".delta") for k in tensors if k.endswith(".delta")):
+        delta = tensors[f"{key}.delta"].float().reshape(len(tensors[f"{key}.scale"]), -1)
+        changed[key] = state[key] + (delta * tensors[f"{key}.scale"][:, None]).reshape(state[key].shape)
+    missing = set(changed) - set(state)
+    assert not missing, f"verifier parameters the model lacks: {sorted(missing)}"
+    model.load_state_dict(changed, strict=False)
     return tokenizer, model.to(getattr(torch, precision)).eval(), int(config["max_length"])

@@ -9,7 +9,7 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from cachegate.semantic.entries import EntryStore
 from cachegate.semantic.entry import SemanticEntry, entry_id, index_vector
 from cachegate.semantic.follow import Follower
 from cachegate.semantic.scope import scope_of
+from cachegate.semantic.verifier import Verifier
 from policies.eviction import EvictionPolicy, Usage
 from policies.thresholds import Candidate, ThresholdPolicy
 
@@ -72,6 +73,7 @@ class SemanticTier:
     follower: Follower | None = None
     counts: Counter = field(default_factory=Counter)
     _tasks: set = field(default_factory=set)
+    verifier: Verifier | None = None     # the matcher's cross-encoder, when the policy is the matcher
 
     # -- lookups -------------------------------------------------------------------------------
     async def prepare(self, endpoint: str, request: BackendRequest, namespace: str) -> Lookup | None:
@@ -101,18 +103,39 @@ class SemanticTier:
         floor = self.policy.min_cosine - 0.1
         now = time.time()
         wanted = [m.id for m in matches if m.score >= floor and self._fresh(m.id, now, max_age_s)]
-        best: Hit | None = None
+        entries = []
         for entry_id_, entry in zip(wanted, await self.entries.get_many(wanted)):
             if entry is None:
                 self._forget_missing(entry_id_)
-                continue
-            hit = self.judge(probe, entry)
-            if hit is not None and (best is None or hit.score > best.score):
-                best = hit
+            else:
+                entries.append(entry)
+        best = await self.verify(probe, entries) if self.verifier is not None else self.best_judged(probe, entries)
         if best is not None:
             self.catalog.touch(best.entry.id)
             self._background(self.entries.bump_hits(best.entry))
         return best
+
+    def best_judged(self, probe: Lookup, entries: list[SemanticEntry]) -> Hit | None:
+        """The policy's best verdict over the entries, one entry at a time."""
+        best: Hit | None = None
+        for entry in entries:
+            hit = self.judge(probe, entry)
+            if hit is not None and (best is None or hit.score > best.score):
+                best = hit
+        return best
+
+    async def verify(self, probe: Lookup, entries: list[SemanticEntry]) -> Hit | None:
+        """The matcher: its shortlist of the entries, one verifier call for all of them, then its choice."""
+        candidates = [self.candidate(probe, e) for e in entries]
+        keep = self.policy.shortlist(candidates)
+        if not keep:
+            return None
+        logits = await self.verifier.score(probe.probe.query, [entries[i].query for i in keep])
+        verified = [replace(candidates[i], verified=float(z)) for i, z in zip(keep, logits)]
+        index, decision = self.policy.choose(verified, [entries[i].answer.text for i in keep], probe.namespace)
+        if index is None:
+            return None
+        return Hit(entries[keep[index]], verified[index].cosine, decision.score)
 
     async def search(self, scope: str, vector: np.ndarray) -> list:
         index = self.catalog.scopes.get(scope)
@@ -123,16 +146,20 @@ class SemanticTier:
         return await asyncio.to_thread(self.catalog.search, scope, vector, self.cfg.top_k)
 
     def judge(self, probe: Lookup, entry: SemanticEntry) -> Hit | None:
-        """The policy's verdict on one entry; an entry of another scope or tenant is never served."""
+        """The policy's verdict on one entry."""
+        candidate = self.candidate(probe, entry)
+        decision = self.policy.decide(candidate, probe.namespace)
+        return Hit(entry, candidate.cosine, decision.score) if decision.hit else None
+
+    def candidate(self, probe: Lookup, entry: SemanticEntry) -> Candidate:
+        """The lookup against one entry as policies see it; an entry of another scope or tenant is never served."""
         assert entry.scope == probe.scope and entry.tenant == probe.tenant, "an entry crossed its scope"
         cosine = float(np.dot(probe.query_vector, entry.query_vector))
         has_ctx, entry_ctx = probe.context_vector is not None, entry.context_vector is not None
         context_cosine = float(np.dot(probe.context_vector, entry.context_vector)) if has_ctx and entry_ctx \
             else None
-        candidate = Candidate(probe.probe.query, entry.query, cosine, context_cosine, has_ctx != entry_ctx,
-                              probe.query_vector, entry.query_vector)
-        decision = self.policy.decide(candidate, probe.namespace)
-        return Hit(entry, cosine, decision.score) if decision.hit else None
+        return Candidate(probe.probe.query, entry.query, cosine, context_cosine, has_ctx != entry_ctx,
+                         probe.query_vector, entry.query_vector)
 
     # -- storing -------------------------------------------------------------------------------
     async def put(self, probe: Lookup, answer: CachedAnswer, ttl_s: float | None = None) -> SemanticEntry | None:
@@ -262,6 +289,8 @@ class SemanticTier:
             await self.follower.close()
         self.catalog.close()
         self.embedder.close()
+        if self.verifier is not None:
+            self.verifier.close()
 
     async def drain(self) -> None:
         """Wait for background work (hit counters) to finish; for tests and shutdown."""

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from policies.matcher import EVIDENCE, NO_RIVAL, MatcherPolicy, best_evidence, matcher_from_dict
+from policies.matcher import (
+    EVIDENCE,
+    NO_RIVAL,
+    Cuts,
+    MatcherPolicy,
+    best_evidence,
+    matcher_from_dict,
+    stage_of,
+)
 from policies.thresholds import Candidate
 
 
@@ -17,7 +25,7 @@ def policy(**kw) -> MatcherPolicy:
     # score = sigmoid(logit - rival_logit): only the margin over the best rival answer counts
     weights = np.array([1.0, -1.0, 0.0, 0.0, 0.0])
     base = {"projection": np.eye(4, dtype=np.float32), "weights": weights, "bias": 0.0,
-            "thresholds": {0.02: 0.9, 0.1: 0.6}, "target": 0.02, "min_tuned_cosine": 0.3, "verify_k": 2}
+            "thresholds": {0.02: Cuts(0.9, 0.9, 0.9), 0.1: Cuts(0.6, 0.6, 0.6)}, "target": 0.02, "min_tuned_cosine": 0.3, "verify_k": 2}
     return MatcherPolicy(**(base | kw))
 
 
@@ -71,8 +79,24 @@ def test_a_lone_candidate_without_a_verifier_score_needs_a_strict_cosine():
 
 
 def test_the_file_form_loads_back():
+    cuts = {"same_wording": 0.5, "agreed": 0.8, "lone": 0.9}
     data = {"evidence": list(EVIDENCE), "context_gate": {"min_similarity": 0.95},
-            "decision": {"weights": [1, -1, 0, 0, 0], "bias": 0.0, "thresholds": {"0.02": 0.9},
+            "decision": {"weights": [1, -1, 0, 0, 0], "bias": 0.0, "thresholds": {"0.02": cuts},
                          "target_false_hit_rate": 0.02, "min_tuned_cosine": 0.3, "verify_k": 2, "min_cosine": 0.3}}
     loaded = matcher_from_dict(data, np.eye(4), {"strict": 0.01})
-    assert loaded.cut_for("strict") == 0.9 and loaded.gate.min_similarity == 0.95 and loaded.verify_k == 2
+    assert loaded.cuts_for("strict") == Cuts(0.5, 0.8, 0.9) and loaded.gate.min_similarity == 0.95
+    assert loaded.verify_k == 2
+
+
+def test_each_stage_faces_its_own_cut():
+    assert [stage_of("same wording", 1), stage_of("other", 3), stage_of("other", 1)] == list(Cuts._fields)
+    strict_alone = policy(thresholds={0.02: Cuts(0.5, 0.5, 1.0)})
+    one = [cand("where is my card", "my card is yet to arrive", 3.0)]
+    two = one + [cand("where is my card", "still waiting on my card", 2.0)]
+    assert strict_alone.choose(one, ["arrival"]).index is None          # a lone entry never passes 1.0
+    assert strict_alone.choose(two, ["arrival", "arrival"]).index == 0   # two entries of the answer agree
+
+
+def test_the_same_words_always_hit():
+    index, decision = policy().choose([cand("How do I reset it?", "how do i reset it", -5.0)], ["a"])
+    assert index == 0 and decision.score == 1.0

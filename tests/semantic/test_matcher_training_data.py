@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cachegate.matcher_train.data import confusable_domains, split_qqp
+from cachegate.matcher_train.data import split_qqp, typical_domains
 from cachegate.matcher_train.pairs import DistinctGroupBatches, nearest_others, verifier_pairs
 from cachegate.semantic.datasets import Pair
 
@@ -45,10 +45,10 @@ def test_hard_negatives_are_the_nearest_questions_of_another_intent():
     assert all(label == float(a[0] == b[0]) for (a, b), label in labelled.items() if a != "x" and a != "y")
 
 
-def test_calibration_domains_are_the_most_confusable():
+def test_calibration_domains_are_of_median_confusability():
     rng = np.random.default_rng(1)
     rows, vectors, domain_of = [], {}, {}
-    for domain, spread in (("tidy", 0.05), ("crowded", 2.0)):
+    for domain, spread in (("tidy", 0.02), ("typical", 0.5), ("crowded", 3.0)):
         for intent in range(3):
             centre = rng.normal(size=8)
             domain_of[f"{domain}{intent}"] = domain
@@ -57,4 +57,4 @@ def test_calibration_domains_are_the_most_confusable():
                 rows.append((text, f"{domain}{intent}"))
                 v = centre + rng.normal(scale=spread, size=8)
                 vectors[text] = v / np.linalg.norm(v)
-    assert confusable_domains(rows, vectors, domain_of, 1) == ["crowded"]
+    assert typical_domains(rows, vectors, domain_of, 1) == ["typical"]
