@@ -114,7 +114,7 @@ class CuratedLibrary:
         """The best curated answer for a prepared lookup (a conversation's first question), or None."""
         if lookup.probe.history or lookup.probe.context:
             return None
-        self.index.policy, self.index.verifier = self.tier.policy, self.tier.verifier   # as the tier decides now
+        self.index.policy = self.tier.policy               # as the tier decides now (verification may tighten it)
         best: Hit | None = None
         for tenant in dict.fromkeys((lookup.tenant, ANY)):
             for target in dict.fromkeys((model, tier_name, ANY)):
@@ -165,7 +165,8 @@ def build_library(settings, tier: SemanticTier, store: GuardedStore) -> CuratedL
     cfg = settings.cache.semantic
     index = SemanticTier(entries=EntryStore(store, settings.cache.curated.namespace), embedder=tier.embedder,
                          policy=tier.policy, catalog=Catalog(tier.catalog.cfg), eviction=EvictionPolicy(1 << 62, 1 << 62),
-                         cfg=replace(tier.cfg, ttl_s=FOREVER_S), verifier=tier.verifier)
+                         cfg=replace(tier.cfg, ttl_s=FOREVER_S))
+    index.verifier = getattr(tier, "verifier", None)       # the matcher's cross-encoder, shared
     if cfg.store == "redis":
         index.follower = Follower(store.store, f"{settings.cache.curated.namespace}-events", index.follow_put,
                                   index.catalog.remove, index.load, retry_s=max(0.1, settings.redis.retry_interval_s))
