@@ -3,7 +3,6 @@ model and every step, prefill or decode; attention and packed linears stay opaqu
 inductor fuses what lies between them (norms, rotary, SwiGLU, residuals)."""
 from __future__ import annotations
 
-import torch
 from torch import nn
 
 

@@ -126,6 +126,7 @@ class EngineConfig:
     attention_backend: str = "auto"        # auto | torch | cpu (C decode kernel) | triton
     check_integrity: bool = True           # check the block accounting whenever the engine goes idle
     compile: bool = False                  # torch.compile each decoder layer (CPU; see engine/compile.py)
+    cuda_graphs: bool = False              # CUDA: decode steps replay graphs captured per batch-size bucket
 
     def __post_init__(self) -> None:
         assert self.block_size > 0 and self.max_num_seqs > 0 and self.max_waiting > 0

@@ -10,9 +10,10 @@ import logging
 import torch
 
 from engine.attention.backend import AttentionMetadata, DecodeMetadata, ExtendMetadata, select_backend
-from engine.config import EngineConfig, ModelConfig, dtype_name, parse_dtype
-from engine.kv.pool import KVPool, pool_blocks
 from engine.compile import compile_layers
+from engine.config import EngineConfig, ModelConfig, dtype_name, parse_dtype
+from engine.cuda_graphs import DecodeGraphs
+from engine.kv.pool import KVPool, pool_blocks
 from engine.layers.attention import ForwardContext, stepping
 from engine.loader import Checkpoint
 from engine.models import model_class
@@ -42,6 +43,11 @@ class ModelRunner:
         self.backend = select_backend(self.device, config.attention_backend)
         if config.compile:
             compile_layers(self.model)
+        self.graphs = None
+        if config.cuda_graphs and self.device.type == "cuda" and self.backend.graph_safe:
+            longest = min([self.config.max_context, num_blocks * self.block_size]
+                          + ([config.max_model_len] if config.max_model_len else []))
+            self.graphs = DecodeGraphs(self.model, self.pool, self.backend, config.max_num_seqs, longest)
         log.info("%s on %s in %s: %d KV blocks of %d tokens (%.0f MiB), %s attention", self.config.name,
                  self.device, dtype_name(self.dtype), num_blocks, self.block_size,
                  self.pool.nbytes / 2**20, self.backend.name)
@@ -54,8 +60,11 @@ class ModelRunner:
     def execute(self, batch: ScheduledBatch) -> tuple[list[Sequence], torch.Tensor]:
         """One forward pass over the batch -> (requests that sample, their fp32 logits [N, V])."""
         ids, ctx, rows, sampling = self.prepare(batch)
-        with stepping(ctx):
-            hidden = self.model(ids, ctx)                                    # [T, D]
+        if self.graphs is not None and not batch.extends:
+            hidden = self.graphs.run(ids, ctx)                               # [T, D]
+        else:
+            with stepping(ctx):
+                hidden = self.model(ids, ctx)
         if not rows:
             return [], hidden.new_empty(0, self.config.vocab_size, dtype=torch.float32)
         if len(rows) < hidden.shape[0]:                                      # else every row samples

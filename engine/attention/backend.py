@@ -68,6 +68,7 @@ class AttentionMetadata:
 
 class AttentionBackend(abc.ABC):
     name = "abstract"
+    graph_safe = False   # reads lengths and tables only from device tensors: a captured step may replay it
 
     def prepare(self, meta: AttentionMetadata) -> None:
         """Once per step, before any layer runs."""

@@ -11,6 +11,7 @@ from engine.attention.torch_ref import TorchReferenceBackend
 
 class CpuBackend(TorchReferenceBackend):
     name = "cpu"
+    graph_safe = True    # decode reads lengths and tables from tensors (max_seq_len only sizes scratch)
 
     def decode(self, q, k_cache, v_cache, meta: DecodeMetadata, sliding_window: int, scale: float):
         out = paged_decode(q, k_cache, v_cache, meta.block_table, meta.seq_lens, meta.max_seq_len,

@@ -18,6 +18,7 @@ def last_dim_contiguous(x: torch.Tensor) -> torch.Tensor:
 
 class TritonBackend(AttentionBackend):
     name = "triton"
+    graph_safe = True    # decode plans its splits from max_seq_len; a capture says the longest context
 
     def store_kv(self, k, v, k_cache, v_cache, slot_mapping) -> None:
         store_kv(last_dim_contiguous(k), last_dim_contiguous(v), k_cache, v_cache, slot_mapping)
