@@ -1,7 +1,8 @@
 """`gpu_check`: the engine's GPU path on one CUDA machine, in under five minutes: the kernel tests
 compiled for real, both attention kernels timed against SDPA (flash) on dense equivalents, and the
-engine benchmark's quick mode on CUDA. Prints a table and a JSON line, writes the JSON and a PNG to
---out, and exits non-zero when a kernel test fails or a kernel disagrees with SDPA.
+engine benchmark's quick mode on CUDA, eager and with CUDA graphs (`--cuda-graphs`), side by side.
+Prints a table and a JSON line, writes the JSON and a PNG to --out, and exits non-zero when a kernel
+test fails or a kernel disagrees with SDPA.
 
 Run: `python -m loadtests.gpu_check [--skip-tests] [--skip-engine] [--out gpu-check]`.
 `--dry-run` (any machine, CPU): interpreted kernels on toy shapes, one quick kernel test and the engine
@@ -53,7 +54,7 @@ def kernel_tests(dry: bool) -> dict:
 
 
 def engine_bench(dry: bool, out: Path, timeout: float) -> dict:
-    """`cachegate bench engine --quick` on CUDA, when the benchmark takes a --device flag."""
+    """`cachegate bench engine --quick` on CUDA, eager then with CUDA graphs, each in half the time left."""
     base = [sys.executable, "-m", "cachegate", "bench", "engine"]
     code, help_text, _ = sh(base + ["--help"], 60)
     if code != 0:
@@ -62,12 +63,15 @@ def engine_bench(dry: bool, out: Path, timeout: float) -> dict:
         return {"ran": False, "note": "cachegate bench engine has no --device flag: not run on CUDA"}
     if dry:
         return {"ran": False, "note": "dry run: the benchmark takes --device; not run"}
-    args = ["--quick", "--device", "cuda", "--out", str(out / "bench-engine")]   # dtype auto: bf16 on CUDA
-    args += ["--json"] if "--json" in help_text else []
-    code, text, seconds = sh(base + args, timeout)
-    summary = next((json.loads(line) for line in reversed(text.splitlines()) if line.startswith("{")), None)
-    return {"ran": True, "ok": code == 0, "seconds": round(seconds, 1), "result": summary,
-            "tail": "" if code == 0 else text[-1500:]}
+    runs = {}
+    for name, flags in (("eager", []), ("cuda_graphs", ["--cuda-graphs"])):
+        args = ["--quick", "--device", "cuda", "--out", str(out / f"bench-engine-{name}"), *flags]  # dtype auto
+        args += ["--json"] if "--json" in help_text else []
+        code, text, seconds = sh(base + args, timeout / 2)
+        summary = next((json.loads(line) for line in reversed(text.splitlines()) if line.startswith("{")), None)
+        runs[name] = {"ok": code == 0, "seconds": round(seconds, 1), "result": summary,
+                      "tail": "" if code == 0 else text[-1500:]}
+    return {"ran": True, "ok": all(r["ok"] for r in runs.values()), **runs}
 
 
 def kernel_timings(dry: bool) -> dict:
