@@ -112,7 +112,7 @@ class SemanticIndexSettings(Section):
     approximate_after: int = Field(20_000, ge=1)   # a scope past this many entries moves to IVF
     nprobe: int = Field(32, ge=1)
     tombstone_fraction: float = Field(0.2, gt=0, le=1)
-    top_k: int = Field(8, ge=1, le=256)
+    top_k: int = Field(16, ge=1, le=256)
 
 
 class NamespaceSettings(Section):

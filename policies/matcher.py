@@ -1,15 +1,17 @@
 """The trained matcher's decision: which cached entry, if any, answers a question, at a target false-hit rate.
 
-The tier retrieves candidates by plain MiniLM cosine; the matcher re-ranks them with its tuned projection,
-has the verifier (a cross-encoder, run by the tier) score the closest few, and weighs the best servable entry's
-evidence (its logit and tuned cosine against the best rival answer's, and how many entries of its answer agree)
-with a logistic. Each stage has its own cut, fitted per target: questions in the same wording, lookups where
-several cached entries of one answer agree, and a lone entry's word. The same words always hit; key differences
-(`policies.differences`) and the context gate never serve. Pure numpy.
+The tier retrieves candidates by plain MiniLM cosine; the matcher re-ranks them with its tuned projection and
+serves the closest servable entry when it is close enough *and* clearly closer than the closest entry of another
+answer (the margin): a question near two different answers is the one a cache gets wrong, however close both
+are. With no other answer retrieved there is no margin to read, and a stricter cosine alone decides (fitted on
+held-apart Quora pairs, the hardest lone lookups we have). The cut (a tuned cosine and a margin per target false-hit rate) is fitted on domains the projection never
+saw (`cachegate.matcher_train`), so it holds on a customer's domain rather than on the training data's. When the
+matcher ships a verifier (a cross-encoder, run by the tier on the one entry about to be served), its logit is a
+third gate. The same words always hit; key differences (`policies.differences`) and the context gate never serve.
+Pure numpy.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
@@ -18,9 +20,7 @@ import numpy as np
 from policies.differences import relation
 from policies.thresholds import Candidate, ContextGate, CosinePolicy, Decision
 
-NO_RIVAL = -8.0          # the logit a lookup's rival gets when no other answer was verified
-EVIDENCE = ("logit", "rival_logit", "support", "tuned_cosine", "rival_tuned_cosine")
-STAGES = ("same_wording", "agreed", "lone")
+EVIDENCE = ("tuned_cosine", "margin", "logit")
 
 
 class Choice(NamedTuple):
@@ -28,48 +28,40 @@ class Choice(NamedTuple):
     decision: Decision
 
 
-class Cuts(NamedTuple):
-    """Score cuts of one target, per stage."""
-    same_wording: float   # the same content words in the same order ("how do I" / "how can I")
-    agreed: float         # two or more cached entries of the answer are accepted by the verifier
-    lone: float           # one entry vouches for its answer alone
+class Cut(NamedTuple):
+    """The gates of one target false-hit rate."""
+    cosine: float                 # the served entry's tuned cosine at least this
+    margin: float                 # and this much above the closest entry of another answer
+    lone: float = 1.01            # with no entry of another answer retrieved: the tuned cosine needed instead
+    logit: float | None = None    # and the verifier's logit at least this (None: no verifier gate)
 
 
 @dataclass(frozen=True)
 class Evidence:
     """What the decision reads about the best servable candidate of one lookup."""
-    logit: float          # the verifier's logit for it
-    rival_logit: float    # the best logit among candidates with another answer (NO_RIVAL without one)
-    support: int          # candidates with its answer that the verifier accepts (logit >= 0)
+    index: int
     tuned_cosine: float
-    rival_tuned_cosine: float   # the closest candidate with another answer (0 without one)
+    rival: float | None           # the closest candidate with another answer (None without one)
 
-    def vector(self) -> np.ndarray:
-        return np.array([self.logit, self.rival_logit, math.log1p(self.support), self.tuned_cosine,
-                         self.rival_tuned_cosine])
-
-
-def stage_of(kind: str, support: int) -> str:
-    """Which cut a lookup faces, from the relation of its best pair and its answer's support."""
-    if kind == "same wording":
-        return "same_wording"
-    return "agreed" if support >= 2 else "lone"
+    @property
+    def margin(self) -> float:
+        return self.tuned_cosine - (self.rival if self.rival is not None else 0.0)
 
 
 @dataclass(frozen=True)
 class MatcherPolicy:
     projection: np.ndarray               # (d, d): tuned vector = normalise(projection @ plain vector)
-    weights: np.ndarray                  # logistic over Evidence.vector()
-    bias: float
-    thresholds: dict[float, Cuts]        # target false-hit rate -> cuts
+    thresholds: dict[float, Cut]         # target false-hit rate -> cut
     target: float                        # the default target
-    min_tuned_cosine: float              # candidates below this are never verified
-    verify_k: int = 5                    # at most this many candidates verified per lookup
     min_cosine: float = 0.3              # plain cosine below which the tier does not fetch an entry
     namespaces: dict[str, float] = field(default_factory=dict)           # namespace -> target
     cosine_namespaces: dict[str, float] = field(default_factory=dict)    # namespace -> plain cosine threshold
     gate: ContextGate = field(default_factory=ContextGate)
-    unverified_cosine: float = 0.95      # a lone decision without a verifier score (invalidation) needs this
+    unverified_cosine: float = 0.95      # a verifier-gated decision made without a logit (invalidation) needs this
+
+    @property
+    def uses_verifier(self) -> bool:
+        return any(c.logit is not None for c in self.thresholds.values())
 
     def tuned(self, vector: np.ndarray) -> np.ndarray:
         v = self.projection @ np.asarray(vector, dtype=np.float32)
@@ -78,20 +70,10 @@ class MatcherPolicy:
     def tuned_cosine(self, c: Candidate) -> float:
         return float(self.tuned(c.query_vector) @ self.tuned(c.entry_vector))
 
-    def shortlist(self, candidates: list[Candidate]) -> list[int]:
-        """Indices of the candidates worth verifying, closest first by tuned cosine."""
-        scored = [(self.tuned_cosine(c), i) for i, c in enumerate(candidates)]
-        kept = sorted(((s, i) for s, i in scored if s >= self.min_tuned_cosine), reverse=True)
-        return [i for _, i in kept[: self.verify_k]]
-
-    def cuts_for(self, namespace: str) -> Cuts:
+    def cut_for(self, namespace: str) -> Cut:
         target = self.namespaces.get(namespace, self.target)
         allowed = [t for t in self.thresholds if t <= target + 1e-12]
         return self.thresholds[max(allowed) if allowed else min(self.thresholds)]
-
-    def score(self, evidence: Evidence) -> float:
-        z = self.bias + float(evidence.vector() @ self.weights)
-        return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
 
     def judged(self, candidates: list[Candidate]) -> tuple[list[str], list[str]]:
         """Per candidate: its relation kind to the question, and why it may never be served ('' when it may)."""
@@ -102,29 +84,58 @@ class MatcherPolicy:
             why.append("differs in " + ", ".join(how.vetoes) if how.kind == "differs" else self.gate.blocks(c))
         return kinds, why
 
+    def evidence(self, candidates: list[Candidate], answers: list[str], blocked: list[bool]) -> Evidence | None:
+        """The closest servable candidate and its margin over the closest candidate of another answer (blocked
+        candidates count as rivals: a vetoed near miss is exactly what makes a question ambiguous)."""
+        tuned = [self.tuned_cosine(c) for c in candidates]
+        return best_evidence(tuned, answers, blocked)
+
+    def shortlist(self, candidates: list[Candidate], answers: list[str], namespace: str = "default") -> list[int]:
+        """The candidate the verifier should score: the one about to be served by cosine and margin (or none)."""
+        if not self.uses_verifier or namespace in self.cosine_namespaces:
+            return []
+        kinds, why = self.judged(candidates)
+        found = self.evidence(candidates, answers, [bool(w) for w in why])
+        if found is None or kinds[found.index] == "same words" or not self._passes(found, self.cut_for(namespace)):
+            return []
+        return [found.index]
+
     def choose(self, candidates: list[Candidate], answers: list[str], namespace: str = "default") -> Choice:
-        """The verified candidates of one lookup (each with `verified` set) and their answers' keys."""
+        """The decision over one lookup's candidates and their answers' keys (`verified` set where scored)."""
         if namespace in self.cosine_namespaces:
             return self._by_cosine(candidates, namespace)
         kinds, why = self.judged(candidates)
-        found = best_evidence(candidates, answers, [self.tuned_cosine(c) for c in candidates], [bool(w) for w in why])
+        found = self.evidence(candidates, answers, [bool(w) for w in why])
         if found is None:
             return Choice(None, Decision(False, 0.0, "; ".join(dict.fromkeys(why)) or "no candidate"))
-        best, evidence = found
-        if kinds[best] == "same words":
-            return Choice(best, Decision(True, 1.0, "the same words"))
-        score = self.score(evidence)
-        if score >= getattr(self.cuts_for(namespace), stage_of(kinds[best], evidence.support)):
-            return Choice(best, Decision(True, score))
-        return Choice(None, Decision(False, score, "below the cut"))
+        if kinds[found.index] == "same words":
+            return Choice(found.index, Decision(True, 1.0, "the same words"))
+        cut = self.cut_for(namespace)
+        score = max(0.0, min(1.0, found.tuned_cosine))
+        if not self._passes(found, cut):
+            why_not = "too close to another answer" if found.rival is not None and found.tuned_cosine >= cut.cosine \
+                else "below the cut"
+            return Choice(None, Decision(False, score, why_not))
+        if cut.logit is not None:
+            logit = candidates[found.index].verified
+            if logit is None:
+                return self._unverified(candidates[found.index], found.index)
+            if logit < cut.logit:
+                return Choice(None, Decision(False, score, "the verifier disagrees"))
+        return Choice(found.index, Decision(True, score))
+
+    @staticmethod
+    def _passes(found: Evidence, cut: Cut) -> bool:
+        if found.rival is None:
+            return found.tuned_cosine >= cut.lone
+        return found.tuned_cosine >= cut.cosine and found.margin >= cut.margin
+
+    def _unverified(self, c: Candidate, index: int) -> Choice:
+        decision = CosinePolicy(self.unverified_cosine, gate=self.gate).decide(c)
+        return Choice(index if decision.hit else None, decision)
 
     def decide(self, c: Candidate, namespace: str = "default") -> Decision:
-        """One candidate on its own (pair mode, invalidation): verified when it carries a verifier score, else by
-        a strict plain cosine."""
-        if c.verified is None:
-            return CosinePolicy(self.unverified_cosine, gate=self.gate).decide(c)
-        if c.cosine < self.min_cosine - 0.1 or not self.shortlist([c]):
-            return Decision(False, 0.0, "below the retrieval floor")
+        """One candidate on its own (pair mode, invalidation): no rival, so the lone cut decides."""
         return self.choose([c], ["answer"], namespace).decision
 
     def _by_cosine(self, candidates: list[Candidate], namespace: str) -> Choice:
@@ -140,31 +151,30 @@ class MatcherPolicy:
         return replace(self, namespaces=dict(namespaces))
 
 
-def best_evidence(candidates: list[Candidate], answers: list[str], tuned: list[float],
-                  blocked: list[bool]) -> tuple[int, Evidence] | None:
-    """The servable candidate the verifier likes best, and its evidence against the candidates of other answers
-    (None when every candidate is blocked)."""
-    servable = [i for i in range(len(candidates)) if not blocked[i]]
+def best_evidence(tuned: list[float], answers: list[str], blocked: list[bool]) -> Evidence | None:
+    """The closest servable candidate by tuned cosine and the closest candidate of another answer (None when every
+    candidate is blocked)."""
+    servable = [i for i in range(len(tuned)) if not blocked[i]]
     if not servable:
         return None
-    best = max(servable, key=lambda i: (candidates[i].verified, tuned[i]))
-    mine = answers[best]
-    rivals = [i for i, a in enumerate(answers) if a != mine]
-    support = sum(1 for c, a in zip(candidates, answers) if a == mine and c.verified >= 0)
-    return best, Evidence(candidates[best].verified, max((candidates[i].verified for i in rivals), default=NO_RIVAL),
-                          support, tuned[best], max((tuned[i] for i in rivals), default=0.0))
+    best = max(servable, key=lambda i: tuned[i])
+    rival = max((t for t, a in zip(tuned, answers) if a != answers[best]), default=None)
+    return Evidence(best, tuned[best], rival)
 
 
 def matcher_from_dict(data: dict[str, Any], projection: np.ndarray, namespaces: dict[str, float] | None = None,
                       cosine_namespaces: dict[str, float] | None = None) -> MatcherPolicy:
     """The policy from `matcher.json` (see `cachegate.matcher_train`) and the projection stored beside it."""
     if tuple(data["evidence"]) != EVIDENCE:
-        raise ValueError(f"matcher evidence {data['evidence']} does not match this version's {EVIDENCE}")
+        raise ValueError(f"matcher evidence {data['evidence']} does not match this version's {EVIDENCE}: "
+                         "rebuild it with `cachegate train matcher`")
     d = data["decision"]
     return MatcherPolicy(
-        projection=np.asarray(projection, dtype=np.float32), weights=np.asarray(d["weights"], dtype=np.float64),
-        bias=float(d["bias"]), thresholds={float(k): Cuts(**v) for k, v in d["thresholds"].items()},
-        target=float(d["target_false_hit_rate"]), min_tuned_cosine=float(d["min_tuned_cosine"]),
-        verify_k=int(d["verify_k"]), min_cosine=min([float(d["min_cosine"]), *(cosine_namespaces or {}).values()]),
+        projection=np.asarray(projection, dtype=np.float32),
+        thresholds={float(k): Cut(float(v["cosine"]), float(v["margin"]), float(v["lone"]),
+                                  None if v.get("logit") is None else float(v["logit"]))
+                    for k, v in d["thresholds"].items()},
+        target=float(d["target_false_hit_rate"]),
+        min_cosine=min([float(d["min_cosine"]), *(cosine_namespaces or {}).values()]),
         namespaces=dict(namespaces or {}), cosine_namespaces=dict(cosine_namespaces or {}),
         gate=ContextGate(**data.get("context_gate", {})))

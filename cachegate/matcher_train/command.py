@@ -1,7 +1,8 @@
 """`cachegate train matcher`: rebuild every file of the semantic matcher from the development data.
 
-Stages: plain embeddings of every text, the retrieval projection, the verifier, then the decision fitted on
-lookups replayed over held-apart data; the folder gets `matcher.json`, the weights and `CARD.md`.
+Stages: plain embeddings of every text; cross-fitting (per fold of domains, a projection trained without them
+replays the fold's lookups); the shipped projection on every domain; optionally the verifier; the cut fitted on
+the cross-fitted lookups. The folder gets `matcher.json`, the weights and `CARD.md`.
 """
 from __future__ import annotations
 
@@ -25,13 +26,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quick", action="store_true", help="a small slice, for CI: same stages, tiny model")
     p.add_argument("--leave-out", default="", help="domains used for nothing at all (comma-separated)")
-    p.add_argument("--calibration-domains", default="",
-                   help="domains held apart to fit the decision on (default: the 2 of median confusability)")
     p.add_argument("--target-false-hit-rate", type=float, default=0.02)
     p.add_argument("--threads", type=int, default=2, help="torch threads")
     p.add_argument("--embedding-cache", help="folder to memoise plain embeddings in")
-    p.add_argument("--refit", action="store_true",
-                   help="keep the projection and verifier already in --out; refit only the decision")
+    p.add_argument("--verifier", action="store_true",
+                   help="also train the cross-encoder verifier and gate the cut on its logit (+25 min here)")
     p.add_argument("--no-progress", action="store_true")
 
 
@@ -55,65 +54,93 @@ def split_names(text: str) -> list[str]:
 def train(cfg: TrainSettings, args: argparse.Namespace, out: Path) -> dict:
     import torch
     from tqdm import tqdm
+
+    from cachegate.matcher_train import fitting, simulate
+    from cachegate.matcher_train.pairs import triplets
+    from cachegate.matcher_train.retrieval import train_projection
+    from cachegate.semantic.matcher_files import save_projection
     torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed)
     np.random.seed(cfg.seed)
     seconds: dict[str, float] = {}
     started = time.perf_counter()
-    stages = tqdm(total=4, desc="train matcher", unit="stage", disable=not cfg.progress)
     embed = PlainVectors(args.embedding_cache)
     corpus = corpus_data.load_corpus(Path(args.data), corpus_data.QUICK if args.quick else corpus_data.FULL,
-                                     split_names(args.leave_out), split_names(args.calibration_domains), cfg.seed,
-                                     embed)
+                                     split_names(args.leave_out), cfg.seed)
+    stages = tqdm(total=len(corpus.folds) + 3 + args.verifier, desc="train matcher", unit="stage",
+                  disable=not cfg.progress)
     vectors = embed(corpus.texts())
+    seconds["embeddings"] = time.perf_counter() - started
     stages.update()
-    if args.refit:
-        projection, seconds = refit_inputs(out)
-        stages.update(2)
-    else:
-        projection = train_models(corpus, vectors, cfg, out, seconds, stages)
+    domain_of = corpus.domain_of()
+    with tempfile.TemporaryDirectory() as scratch:
+        t = time.perf_counter()
+        parts = []
+        for k, fold in enumerate(corpus.folds):
+            rows = [r for r in corpus.train if domain_of[r[1]] not in fold]
+            fold_projection = train_projection(triplets(rows, corpus.qqp_train, vectors, cfg.seed), vectors, cfg,
+                                               scratch)
+            parts.append(fitting.fold_lookups(corpus, fold, k, vectors, fold_projection, cfg))
+            stages.update()
+        held = simulate.pooled(UNSEEN, parts)
+        seconds["cross-fitting"] = time.perf_counter() - t
+        t = time.perf_counter()
+        projection = train_projection(triplets(corpus.train, corpus.qqp_train, vectors, cfg.seed), vectors, cfg,
+                                      scratch)
+        save_projection(out, projection)
+        seconds["projection"] = time.perf_counter() - t
+        stages.update()
+        logits_of = train_verifier_stage(corpus, vectors, projection, cfg, out, scratch, seconds, stages) \
+            if args.verifier else drop_verifier(out)
     t = time.perf_counter()
-    from cachegate.matcher_train.fitting import fit_and_write
-    fitted = fit_and_write(corpus, vectors, projection, cfg, out)
+    final = fitting.provisional(projection, cfg)
+    quora = simulate.pairs("quora (held apart)", final, corpus.qqp_held, vectors)
+    general = simulate.pair_cache(GENERAL, final, corpus.qqp_held, vectors, cfg.top_k)
+    cuts = fitting.fit_cuts(held, quora, general, cfg)
+    if logits_of is not None:
+        cuts = {target: cut._replace(logit=fitting.gate_logit(held, cut, logits_of)) if cut != fitting.NEVER
+                else cut for target, cut in cuts.items()}
+    sets = {UNSEEN: held.part(held.relevant, UNSEEN), "out_of_scope": held.part(~held.relevant, "out_of_scope"),
+            "quora (held apart)": quora, GENERAL: general,
+            SEEN: simulate.replay(SEEN, final, simulate.warm(corpus.train, cfg.per_intent, cfg.seed), corpus.val,
+                                  vectors, cfg.top_k)}
+    cut = cuts[cfg.target]
+    fitted = {"target_false_hit_rate": cfg.target, "confidence": cfg.confidence,
+              "sets": {name: fitting.figures(s, cut, logits_of) for name, s in sets.items()}}
+    fitting.write_matcher(out, cfg, cuts, fitted)
     seconds["calibration"] = time.perf_counter() - t
-    elapsed = time.perf_counter() - started     # a refit adds the recorded training times of the models it kept
-    seconds["total"] = elapsed + (seconds["projection"] + seconds["verifier"] if args.refit else 0.0)
+    seconds["total"] = time.perf_counter() - started
     stages.update()
     stages.close()
     return write_manifest(out, cfg, args, corpus, fitted, seconds)
 
 
-def train_models(corpus, vectors: dict[str, np.ndarray], cfg: TrainSettings, out: Path, seconds: dict[str, float],
-                 stages) -> np.ndarray:
-    """The projection, then the verifier trained on pairs mined with it; both written to `out`."""
+UNSEEN = "intents (unseen domains, cross-fitted)"
+SEEN = "seen domains (val, optimistic)"
+GENERAL = "quora (cache mode, held apart)"
+
+
+def train_verifier_stage(corpus, vectors: dict[str, np.ndarray], projection: np.ndarray, cfg: TrainSettings,
+                         out: Path, scratch: str, seconds: dict[str, float], stages):
+    """The cross-encoder, trained on pairs mined with the shipped projection; its logits, for the gate."""
     from cachegate.matcher_train import pairs as mining
-    from cachegate.matcher_train.retrieval import apply_projection, train_projection
+    from cachegate.matcher_train.retrieval import apply_projection
     from cachegate.matcher_train.verifier_train import train_verifier
-    from cachegate.semantic.matcher_files import save_projection
-    with tempfile.TemporaryDirectory() as scratch:
-        t = time.perf_counter()
-        projection = train_projection(mining.triplets(corpus.train, corpus.qqp_train, vectors, cfg.seed), vectors,
-                                      cfg, scratch)
-        save_projection(out, projection)
-        seconds["projection"] = time.perf_counter() - t
-        stages.update()
-        t = time.perf_counter()
-        texts = sorted(vectors)
-        tuned = dict(zip(texts, apply_projection(projection, np.stack([vectors[x] for x in texts]))))
-        domain_of = {i: d for d, intents in corpus.domains.items() for i in intents}
-        train_verifier(mining.verifier_pairs(corpus.train, corpus.qqp_train, tuned, domain_of, cfg.seed,
-                                             cfg.hard_negatives), cfg, out, scratch)
-        seconds["verifier"] = time.perf_counter() - t
-        stages.update()
-    return projection
+    from cachegate.semantic.verifier import Verifier
+    t = time.perf_counter()
+    texts = sorted(vectors)
+    tuned = dict(zip(texts, apply_projection(projection, np.stack([vectors[x] for x in texts]))))
+    train_verifier(mining.verifier_pairs(corpus.train, corpus.qqp_train, tuned, corpus.domain_of(), cfg.seed,
+                                         cfg.hard_negatives), cfg, out, scratch)
+    seconds["verifier"] = time.perf_counter() - t
+    stages.update()
+    return Verifier(str(out), threads=cfg.threads).logits
 
 
-def refit_inputs(out: Path) -> tuple[np.ndarray, dict[str, float]]:
-    """The projection already in `out` (as stored), and the training times its matcher.json recorded."""
-    from safetensors.numpy import load_file
-    projection = load_file(str(out / "projection.safetensors"))["projection"].astype(np.float32)
-    trained = json.loads((out / "matcher.json").read_text()).get("trained", {}).get("seconds", {})
-    return projection, {k: trained.get(k, 0.0) for k in ("projection", "verifier")}
+def drop_verifier(out: Path) -> None:
+    """A matcher without a verifier: an older run's verifier files must not be loaded beside the new cut."""
+    for name in ("verifier.safetensors", "verifier.json"):
+        (out / name).unlink(missing_ok=True)
 
 
 class PlainVectors:
@@ -139,8 +166,8 @@ def write_manifest(out: Path, cfg: TrainSettings, args: argparse.Namespace, corp
     matcher = json.loads((out / "matcher.json").read_text())
     sizes = {f.name: f.stat().st_size for f in sorted(out.iterdir()) if f.suffix in (".safetensors", ".json")}
     manifest = {"command": command_line(args), "data": data_description(corpus), "settings": cfg.as_dict(),
-                "training_domains": corpus.training_domains, "calibration_domains": corpus.calibration_domains,
-                "left_out": corpus.left_out, "seconds": {k: round(v, 1) for k, v in seconds.items()},
+                "domains": list(corpus.domains), "folds": corpus.folds, "left_out": corpus.left_out,
+                "verifier": bool(args.verifier), "seconds": {k: round(v, 1) for k, v in seconds.items()},
                 "cpus": os.cpu_count(), "torch_threads": cfg.threads, "file_bytes": sizes, "fitted": fitted}
     matcher["trained"] = {k: v for k, v in manifest.items() if k != "fitted"}
     (out / "matcher.json").write_text(json.dumps(matcher, indent=1) + "\n")
@@ -149,15 +176,15 @@ def write_manifest(out: Path, cfg: TrainSettings, args: argparse.Namespace, corp
 
 
 def data_description(corpus) -> str:
-    return (f"CLINC150 train {len(corpus.train)} questions, calibration {len(corpus.calibration)} questions + "
-            f"{len(corpus.out_of_scope)} out-of-scope; Quora train {len(corpus.qqp_train)} pairs, held apart "
-            f"{len(corpus.qqp_held)}")
+    return (f"CLINC150 train {len(corpus.train)} questions ({len(corpus.domains)} domains); looked up: val "
+            f"{len(corpus.val)} questions + {len(corpus.out_of_scope)} out-of-scope; Quora train "
+            f"{len(corpus.qqp_train)} pairs, held apart {len(corpus.qqp_held)}")
 
 
 def command_line(args: argparse.Namespace) -> str:
     parts = ["cachegate train matcher", f"--seed {args.seed}"]
     parts += ["--quick"] if args.quick else []
     parts += [f"--leave-out {args.leave_out}"] if args.leave_out else []
-    parts += [f"--calibration-domains {args.calibration_domains}"] if args.calibration_domains else []
+    parts += ["--verifier"] if args.verifier else []
     parts += [f"--target-false-hit-rate {args.target_false_hit_rate:g}"] if args.target_false_hit_rate != 0.02 else []
     return " ".join(parts)

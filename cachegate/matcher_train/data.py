@@ -1,8 +1,10 @@
 """The training data of the matcher and what is held apart from it.
 
-CLINC150 intents split by domain: training domains feed the projection and the verifier; calibration domains
-(never trained on: by default the two of median confusability) and Quora pairs held apart by question fit the
-decision; left-out domains are used for nothing. Out-of-scope questions are only ever looked up, in calibration.
+CLINC150 intents split by domain into folds of two domains: the decision's cut is fitted on each fold's val
+questions scored by a projection trained without that fold (cross-fitting), so it is the cut a domain the
+matcher never saw needs; the shipped projection is then trained on every domain. Quora pairs are split by
+question (a share held apart for the figures); left-out domains are used for nothing. Out-of-scope questions
+are only ever looked up.
 """
 from __future__ import annotations
 
@@ -33,19 +35,20 @@ FULL, QUICK = Slice(), Slice(domains=4, per_intent=12, qqp_pairs=300)
 
 @dataclass(frozen=True)
 class Corpus:
-    train: list[tuple[str, str]]          # (question, intent) of the training domains
-    val: list[tuple[str, str]]            # their val questions: held apart, for the report
-    calibration: list[tuple[str, str]]    # train + val questions of the calibration domains
-    out_of_scope: list[str]               # oos_train + oos_val
+    train: list[tuple[str, str]]          # (question, intent) of every domain kept
+    val: list[tuple[str, str]]            # their val questions: only ever looked up
+    out_of_scope: list[str]               # oos_train + oos_val: only ever looked up
     qqp_train: list[datasets.Pair]
     qqp_held: list[datasets.Pair]         # Quora pairs held apart from training, by question
-    domains: dict[str, list[str]]         # every domain read, with its intents
-    training_domains: list[str]
-    calibration_domains: list[str]
+    domains: dict[str, list[str]]         # every domain kept, with its intents
+    folds: list[list[str]]                # domains held out together when cross-fitting
     left_out: list[str]
 
+    def domain_of(self) -> dict[str, str]:
+        return {i: d for d, intents in self.domains.items() for i in intents}
+
     def texts(self) -> list[str]:
-        rows = self.train + self.val + self.calibration
+        rows = self.train + self.val
         return sorted({t for t, _ in rows} | set(self.out_of_scope) | {t for p in self.qqp_train + self.qqp_held
                                                                       for t in (p.a, p.b)})
 
@@ -79,37 +82,17 @@ def split_qqp(pairs: list[datasets.Pair], seed: int) -> tuple[list[datasets.Pair
     return [p for p, g in zip(pairs, groups) if not held[g]], [p for p, g in zip(pairs, groups) if held[g]]
 
 
-def typical_domains(rows: list[tuple[str, str]], vectors: dict[str, np.ndarray], domain_of: dict[str, str],
-                    count: int) -> list[str]:
-    """The `count` domains of median confusability: ranked by how often a question's nearest neighbour (plain
-    cosine) has another intent, the ones in the middle. The cut fitted on them is the one a typical domain the
-    matcher never saw needs: neither the tidiest domain nor one whose labels the embedding cannot tell apart."""
-    m = np.stack([vectors[t] for t, _ in rows])
-    nearest = np.concatenate([nearest_other(m[s: s + 2048], m, s) for s in range(0, len(m), 2048)])
-    errors: dict[str, list[bool]] = {}
-    for r, (_, intent) in enumerate(rows):
-        errors.setdefault(domain_of[intent], []).append(rows[nearest[r]][1] != intent)
-    ranked = sorted(errors, key=lambda d: (-float(np.mean(errors[d])), d))
-    start = max(0, (len(ranked) - count) // 2)
-    return ranked[start: start + count]
+def pair_folds(domains: list[str]) -> list[list[str]]:
+    """Consecutive pairs of domains (an odd one out joins the last fold)."""
+    folds = [domains[k: k + 2] for k in range(0, len(domains) - len(domains) % 2, 2)]
+    if len(domains) % 2:
+        folds[-1].append(domains[-1])
+    return folds
 
 
-def nearest_other(block: np.ndarray, m: np.ndarray, start: int) -> np.ndarray:
-    sims = block @ m.T
-    sims[np.arange(len(block)), start + np.arange(len(block))] = -2.0
-    return sims.argmax(1)
-
-
-def load_corpus(folder: Path, cut: Slice, left_out: list[str], calibration_domains: list[str] | None,
-                seed: int, vectors_for) -> Corpus:
-    """`vectors_for(texts)` gives plain embeddings (used to pick the calibration domains when none are named)."""
+def load_corpus(folder: Path, cut: Slice, left_out: list[str], seed: int) -> Corpus:
     data, domains = read_clinc(folder, cut, left_out)
     domain_of = {i: d for d, intents in domains.items() for i in intents}
-    every = rows_of(data, "train", set(domain_of), cut.per_intent)
-    if not calibration_domains:
-        calibration_domains = typical_domains(every, vectors_for([t for t, _ in every]), domain_of, 2)
-    held = {i for d in calibration_domains for i in domains[d]}
-    training = set(domain_of) - held
     val_cap = None if cut.per_intent is None else max(2, cut.per_intent // 4)
     qqp = datasets.read_pairs_csv(folder / "semantic" / "qqp_train.csv")
     if cut.qqp_pairs:
@@ -117,9 +100,6 @@ def load_corpus(folder: Path, cut: Slice, left_out: list[str], calibration_domai
     qqp_train, qqp_held = split_qqp(qqp, seed)
     oos = [t.strip() for split in ("oos_train", "oos_val") for t, _ in data[split]]
     return Corpus(
-        train=[r for r in every if r[1] in training], val=rows_of(data, "val", training, val_cap),
-        calibration=[r for r in every if r[1] in held] + rows_of(data, "val", held, val_cap),
-        out_of_scope=oos[: 2 * cut.per_intent] if cut.per_intent else oos,
-        qqp_train=qqp_train, qqp_held=qqp_held, domains=domains,
-        training_domains=[d for d in domains if d not in calibration_domains],
-        calibration_domains=list(calibration_domains), left_out=list(left_out))
+        train=rows_of(data, "train", set(domain_of), cut.per_intent), val=rows_of(data, "val", set(domain_of), val_cap),
+        out_of_scope=oos[: 2 * cut.per_intent] if cut.per_intent else oos, qqp_train=qqp_train, qqp_held=qqp_held,
+        domains=domains, folds=pair_folds(list(domains)), left_out=list(left_out))

@@ -21,13 +21,11 @@ class TrainSettings:
     verifier_lr: float = 1e-4
     max_length: int = 48
     hard_negatives: int = 2
-    # decision
+    # the cut: fitted on cross-fitted lookups, its false-hit rate held at this one-sided confidence
     target: float = 0.02
     confidence: float = 0.9
     per_intent: int = 5               # questions per intent warmed in the calibration caches
-    top_k: int = 8                    # retrieved per lookup (the tier's index.top_k)
-    verify_k: int = 4
-    min_tuned_cosine: float = 0.5
+    top_k: int = 16                   # retrieved per lookup (the tier's index.top_k)
     min_cosine: float = 0.3
 
     def as_dict(self) -> dict:

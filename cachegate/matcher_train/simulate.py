@@ -1,5 +1,5 @@
-"""Lookups replayed offline exactly as the tier makes them (plain top-k, the matcher's shortlist, one verifier
-score per shortlisted pair, `policies.matcher.best_evidence`), giving the evidence the decision is fitted on."""
+"""Lookups replayed offline exactly as the tier makes them (plain top-k, the matcher's tuned cosines, vetoes and
+gate, `MatcherPolicy.evidence`), giving the evidence a cut is fitted on."""
 from __future__ import annotations
 
 import random
@@ -8,118 +8,105 @@ from dataclasses import dataclass
 import numpy as np
 
 from cachegate.semantic import datasets
-from policies.matcher import EVIDENCE, MatcherPolicy, best_evidence, stage_of
+from policies.matcher import Cut, MatcherPolicy
 from policies.thresholds import Candidate
 
 NOTHING = None   # the answer of an out-of-scope lookup: no cached answer is right
+FIELDS = ("tuned", "margin", "rivalled", "always", "right", "relevant")
 
 
 @dataclass(frozen=True)
 class Lookups:
-    """One calibration set: per lookup, the evidence of its best candidate and whether serving it is right."""
+    """Per lookup: the evidence of its best servable candidate and whether serving that candidate is right."""
     name: str
-    evidence: np.ndarray    # (lookups, len(EVIDENCE)); rows of lookups without a servable candidate are 0
+    tuned: np.ndarray       # the best servable candidate's tuned cosine (-1 when there is none)
+    margin: np.ndarray      # its tuned cosine minus the closest candidate of another answer's
+    rivalled: np.ndarray    # a candidate of another answer was retrieved (else the lone cut decides)
+    always: np.ndarray      # the same words: served whatever the cut
     right: np.ndarray       # serving the best candidate is right
-    possible: np.ndarray    # a servable candidate was verified (otherwise the lookup is a miss)
-    groups: np.ndarray      # folds never split a group
-    relevant: np.ndarray    # the lookup has a right answer in the cache (the hit rate's denominator)
-    stage: np.ndarray       # which cut the lookup faces (`policies.matcher.stage_of`), or "same words"
+    relevant: np.ndarray    # the cache holds a right answer (the hit rate's denominator)
+    query: list[str]        # the question and the cached question the decision would serve
+    entry: list[str]
 
     def __len__(self) -> int:
         return len(self.right)
 
+    def served(self, cut: Cut) -> np.ndarray:
+        rivalled = self.rivalled & (self.tuned >= cut.cosine) & (self.margin >= cut.margin)
+        return self.always | rivalled | (~self.rivalled & (self.tuned >= cut.lone))
 
-@dataclass(frozen=True)
-class Shortlist:
-    query: str
-    candidates: list[Candidate]
-    answers: list[str]
-    right_answer: str | None
+    def part(self, rows: np.ndarray, name: str) -> "Lookups":
+        pick = np.flatnonzero(rows)
+        return Lookups(name, self.tuned[rows], self.margin[rows], self.rivalled[rows], self.always[rows],
+                       self.right[rows], self.relevant[rows], [self.query[k] for k in pick], [self.entry[k] for k in pick])
 
 
-def warm(rows: list[tuple[str, str]], per_intent: int, seed: int) -> tuple[list[tuple[str, str]], set[str]]:
-    """K rows per intent to cache, and the texts chosen."""
+def pooled(name: str, parts: list[Lookups]) -> Lookups:
+    return Lookups(name, *(np.concatenate([getattr(p, f) for p in parts]) for f in
+                           ("tuned", "margin", "rivalled", "always", "right", "relevant")),
+                   [q for p in parts for q in p.query], [e for p in parts for e in p.entry])
+
+
+def warm(rows: list[tuple[str, str]], per_intent: int, seed: int) -> list[tuple[str, str]]:
+    """K rows per intent to cache."""
     by: dict[str, list[str]] = {}
     for text, intent in rows:
         by.setdefault(intent, []).append(text)
     rng = random.Random(seed)
-    chosen = [(t, i) for i in sorted(by) for t in rng.sample(by[i], min(per_intent, len(by[i])))]
-    return chosen, {t for t, _ in chosen}
+    return [(t, i) for i in sorted(by) for t in rng.sample(by[i], min(per_intent, len(by[i])))]
 
 
-def shortlists(policy: MatcherPolicy, cache: list[tuple[str, str]], asked: list[tuple[str, str | None]],
-               vectors: dict[str, np.ndarray], top_k: int) -> list[Shortlist]:
-    """What the tier would verify for each question asked against a cache of (question, answer) entries."""
-    e = np.stack([vectors[t] for t, _ in cache])
-    out = []
+def replay(name: str, policy: MatcherPolicy, cache: list[tuple[str, str]], asked: list[tuple[str, str | None]],
+           vectors: dict[str, np.ndarray], top_k: int) -> Lookups:
+    """Each question asked against a cache of (question, answer) entries, as the tier would decide it."""
+    plain = np.stack([vectors[t] for t, _ in cache])
+    tuned_cache = tuned_rows(policy, plain)
+    rows: dict[str, list] = {k: [] for k in FIELDS + ("query", "entry")}
     for start in range(0, len(asked), 1024):
         block = asked[start: start + 1024]
-        sims = np.stack([vectors[t] for t, _ in block]) @ e.T
-        top = np.argsort(-sims, axis=1)[:, :top_k]
-        for (text, answer), row, cols in zip(block, sims, top):
-            cols = [c for c in cols if row[c] >= policy.min_cosine - 0.1 and cache[c][0] != text]
+        q = np.stack([vectors[t] for t, _ in block])
+        sims, tuned_sims = q @ plain.T, tuned_rows(policy, q) @ tuned_cache.T
+        top = np.argsort(-sims, axis=1)[:, :top_k + 1]
+        for (text, answer), row, tuned_row, cols in zip(block, sims, tuned_sims, top):
+            cols = [c for c in cols if row[c] >= policy.min_cosine - 0.1 and cache[c][0] != text][:top_k]
             found = [Candidate(text, cache[c][0], float(row[c]), query_vector=vectors[text],
                                entry_vector=vectors[cache[c][0]]) for c in cols]
-            keep = policy.shortlist(found)
-            out.append(Shortlist(text, [found[i] for i in keep], [cache[cols[i]][1] for i in keep], answer))
-    return out
+            kinds, why = policy.judged(found)
+            servable = [k for k in range(len(cols)) if not why[k]]
+            best = max(servable, key=lambda k: tuned_row[cols[k]]) if servable else None
+            rival = max((tuned_row[c] for c in cols if best is not None and cache[c][1] != cache[cols[best]][1]),
+                        default=None)
+            rows["tuned"].append(tuned_row[cols[best]] if best is not None else -1.0)
+            rows["margin"].append(tuned_row[cols[best]] - (rival or 0.0) if best is not None else -2.0)
+            rows["rivalled"].append(rival is not None)
+            rows["always"].append(best is not None and kinds[best] == "same words")
+            rows["right"].append(best is not None and answer is not NOTHING and cache[cols[best]][1] == answer)
+            rows["relevant"].append(answer is not NOTHING)
+            rows["query"].append(text)
+            rows["entry"].append(cache[cols[best]][0] if best is not None else "")
+    return Lookups(name, *(np.array(rows[k]) for k in FIELDS), rows["query"], rows["entry"])
 
 
-def verify_all(lists: list[Shortlist], logits_of) -> list[Shortlist]:
-    """Every shortlisted pair scored (`Verifier.logits`); candidates get `verified`."""
-    from dataclasses import replace
-    pairs = [(s.query, c.entry_query) for s in lists for c in s.candidates]
-    scores = logits_of(pairs) if pairs else np.zeros(0, dtype=np.float32)
-    out, k = [], 0
-    for s in lists:
-        out.append(Shortlist(s.query, [replace(c, verified=float(scores[k + j])) for j, c in enumerate(s.candidates)],
-                             s.answers, s.right_answer))
-        k += len(s.candidates)
-    return out
+def tuned_rows(policy: MatcherPolicy, plain: np.ndarray) -> np.ndarray:
+    v = plain @ policy.projection.T
+    return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
 
 
-def evidence(name: str, policy: MatcherPolicy, lists: list[Shortlist], groups: list) -> Lookups:
-    rows, right, possible, stages = [], [], [], []
-    for s in lists:
-        kinds, why = policy.judged(s.candidates)
-        found = best_evidence(s.candidates, s.answers, [policy.tuned_cosine(c) for c in s.candidates],
-                              [bool(w) for w in why]) if s.candidates else None
-        possible.append(found is not None)
-        rows.append(found[1].vector() if found else np.zeros(len(EVIDENCE)))
-        right.append(found is not None and s.right_answer is not None and s.answers[found[0]] == s.right_answer)
-        kind = kinds[found[0]] if found else "other"
-        stages.append("same words" if kind == "same words" else stage_of(kind, found[1].support if found else 0))
-    return Lookups(name, np.array(rows), np.array(right), np.array(possible), np.array(groups),
-                   np.array([s.right_answer is not None for s in lists]), np.array(stages))
+def pairs(name: str, policy: MatcherPolicy, held: list[datasets.Pair], vectors: dict[str, np.ndarray]) -> Lookups:
+    """Pair mode: question b looked up against question a alone (no rival: the margin is the tuned cosine)."""
+    out = pooled(name, [replay(name, policy, [(p.a, f"q{k}")], [(p.b, f"q{k}" if p.duplicate else NOTHING)],
+                               vectors, 1) for k, p in enumerate(held)] or [EMPTY])
+    return Lookups(name, out.tuned, out.margin, out.rivalled, out.always, out.right,
+                   np.array([p.duplicate for p in held], bool), out.query, out.entry)
 
 
-def intent_case(name: str, policy: MatcherPolicy, own: list[tuple[str, str]], others: list[tuple[str, str]],
-                outside: list[str], vectors: dict[str, np.ndarray], logits_of, group_of, per_intent: int,
-                top_k: int, seed: int, ask: list[tuple[str, str]] | None = None) -> Lookups:
-    """A cache of K questions per intent of `own` and of `others` (distractors); `ask` (by default every other
-    question of `own`) and every out-of-scope question looked up."""
-    cache_own, taken = warm(own, per_intent, seed)
-    cache_others, _ = warm(others, per_intent, seed)
-    inside = ask if ask is not None else [(t, i) for t, i in own if t not in taken]
-    asked: list[tuple[str, str | None]] = inside + [(t, NOTHING) for t in outside]
-    lists = verify_all(shortlists(policy, cache_own + cache_others, asked, vectors, top_k), logits_of)
-    return evidence(name, policy, lists, [group_of(t, i) for t, i in asked])
+EMPTY = Lookups("", *(np.zeros(0) for _ in range(2)), *(np.zeros(0, bool) for _ in range(4)), [], [])
 
 
-def split(s: Lookups, rows: np.ndarray, name: str) -> Lookups:
-    return Lookups(name, s.evidence[rows], s.right[rows], s.possible[rows], s.groups[rows], s.relevant[rows],
-                   s.stage[rows])
-
-
-def pair_case(name: str, policy: MatcherPolicy, pairs: list[datasets.Pair], vectors: dict[str, np.ndarray],
-              logits_of, groups: np.ndarray) -> Lookups:
-    """Each pair on its own: question2 looked up against question1 alone (pair mode)."""
-    lists = []
-    for k, p in enumerate(pairs):
-        c = Candidate(p.b, p.a, float(vectors[p.a] @ vectors[p.b]), query_vector=vectors[p.b], entry_vector=vectors[p.a])
-        keep = policy.shortlist([c]) if c.cosine >= policy.min_cosine - 0.1 else []
-        lists.append(Shortlist(p.b, [c] if keep else [], [f"q{k}"] if keep else [], f"q{k}" if p.duplicate else None))
-    lists = verify_all(lists, logits_of)
-    out = evidence(name, policy, lists, list(groups))
-    return Lookups(out.name, out.evidence, out.right, out.possible, out.groups, np.array([p.duplicate for p in pairs]),
-                   out.stage)
+def pair_cache(name: str, policy: MatcherPolicy, held: list[datasets.Pair], vectors: dict[str, np.ndarray],
+               top_k: int) -> Lookups:
+    """Cache mode over pairs: every first question cached (its pair's answer), every second one looked up; right
+    only when a duplicate finds its own partner."""
+    cache = [(p.a, f"q{k}") for k, p in enumerate(held)]
+    asked = [(p.b, f"q{k}" if p.duplicate else NOTHING) for k, p in enumerate(held)]
+    return replay(name, policy, cache, asked, vectors, top_k) if held else EMPTY

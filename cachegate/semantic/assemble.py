@@ -36,7 +36,7 @@ def build_semantic_tier(settings: Settings, store: GuardedStore, embedder: Embed
                        max_context_chars=cfg.max_context_chars, history=cfg.history,
                        sweep_interval_s=cfg.sweep_interval_s))
     folder = matcher_folder(cfg)
-    if folder is not None:
+    if folder is not None and (folder / "verifier.safetensors").exists():
         tier.verifier = Verifier(str(folder), cfg.embedder.precision, cfg.embedder.threads)
         tier.verifier.warm()
     if cfg.store == "redis":

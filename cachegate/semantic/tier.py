@@ -24,6 +24,7 @@ from cachegate.semantic.follow import Follower
 from cachegate.semantic.scope import scope_of
 from cachegate.semantic.verifier import Verifier
 from policies.eviction import EvictionPolicy, Usage
+from policies.matcher import MatcherPolicy
 from policies.thresholds import Candidate, ThresholdPolicy
 
 log = logging.getLogger(__name__)
@@ -33,7 +34,7 @@ INLINE_SEARCH_MAX = 20_000   # smaller scopes are searched on the event loop; la
 @dataclass(frozen=True)
 class TierConfig:
     ttl_s: float = 3600.0
-    top_k: int = 8
+    top_k: int = 16
     context_turns: int = 1
     max_context_chars: int = 1500
     history: str = "exact"          # "exact": earlier turns must match exactly | "window": see context.py
@@ -109,7 +110,8 @@ class SemanticTier:
                 self._forget_missing(entry_id_)
             else:
                 entries.append(entry)
-        best = await self.verify(probe, entries) if self.verifier is not None else self.best_judged(probe, entries)
+        best = await self.match(probe, entries) if isinstance(self.policy, MatcherPolicy) \
+            else self.best_judged(probe, entries)
         if best is not None:
             self.catalog.touch(best.entry.id)
             self._background(self.entries.bump_hits(best.entry))
@@ -124,18 +126,20 @@ class SemanticTier:
                 best = hit
         return best
 
-    async def verify(self, probe: Lookup, entries: list[SemanticEntry]) -> Hit | None:
-        """The matcher: its shortlist of the entries, one verifier call for all of them, then its choice."""
+    async def match(self, probe: Lookup, entries: list[SemanticEntry]) -> Hit | None:
+        """The matcher decides over all the entries at once (the margin needs the rivals); when it gates on the
+        verifier, the one entry about to be served is scored first (concurrent lookups share a verifier call)."""
         candidates = [self.candidate(probe, e) for e in entries]
-        keep = self.policy.shortlist(candidates)
-        if not keep:
-            return None
-        logits = await self.verifier.score(probe.probe.query, [entries[i].query for i in keep])
-        verified = [replace(candidates[i], verified=float(z)) for i, z in zip(keep, logits)]
-        index, decision = self.policy.choose(verified, [entries[i].answer.text for i in keep], probe.namespace)
+        answers = [e.answer.text for e in entries]
+        keep = self.policy.shortlist(candidates, answers, probe.namespace)
+        if keep and self.verifier is not None:
+            logits = await self.verifier.score(probe.probe.query, [entries[i].query for i in keep])
+            for i, z in zip(keep, logits):
+                candidates[i] = replace(candidates[i], verified=float(z))
+        index, decision = self.policy.choose(candidates, answers, probe.namespace)
         if index is None:
             return None
-        return Hit(entries[keep[index]], verified[index].cosine, decision.score)
+        return Hit(entries[index], candidates[index].cosine, decision.score)
 
     async def search(self, scope: str, vector: np.ndarray) -> list:
         index = self.catalog.scopes.get(scope)

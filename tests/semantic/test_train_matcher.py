@@ -2,12 +2,14 @@
 matcher that loads and decides."""
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from cachegate.matcher_train.data import DEFAULT_DATA
@@ -22,9 +24,9 @@ pytestmark = pytest.mark.skipif(not (DEFAULT_DATA / "intents" / "clinc150.json")
 @pytest.fixture(scope="module")
 def quick_matcher(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("matcher")
-    done = subprocess.run([sys.executable, "-m", "cachegate", "train", "matcher", "--quick", "--out", str(out),
-                           "--no-progress", "--threads", "1"], check=False, capture_output=True, text=True, timeout=600,
-                          env=os.environ | {"HF_HUB_OFFLINE": "1"})
+    done = subprocess.run([sys.executable, "-m", "cachegate", "train", "matcher", "--quick", "--verifier", "--out",
+                           str(out), "--no-progress", "--threads", "1"], check=False, capture_output=True, text=True,
+                          timeout=600, env=os.environ | {"HF_HUB_OFFLINE": "1"})
     assert done.returncode == 0, done.stderr[-3000:]
     return out
 
@@ -34,7 +36,11 @@ def test_quick_training_writes_every_file_with_its_card(quick_matcher):
     assert {"matcher.json", "projection.safetensors", "verifier.safetensors", "verifier.json", "CARD.md"} <= names
     matcher = json.loads((quick_matcher / "matcher.json").read_text())
     assert matcher["trained"]["settings"]["seed"] == 0 and "--quick" in matcher["trained"]["command"]
-    assert {"intents (calibration domains)", "out_of_scope", "quora (held apart)"} <= set(matcher["fitted"]["sets"])
+    assert len(matcher["trained"]["folds"]) == 2 and matcher["trained"]["verifier"]
+    sets = matcher["fitted"]["sets"]
+    assert {"intents (unseen domains, cross-fitted)", "out_of_scope", "quora (held apart)"} <= set(sets)
+    assert sets["intents (unseen domains, cross-fitted)"]["lookups"] > 0 and sets["out_of_scope"]["lookups"] > 0
+    assert set(matcher["decision"]["thresholds"]) >= {"0.01", "0.02", "0.1"}
     assert "seed 0" in (quick_matcher / "CARD.md").read_text()
 
 
@@ -42,8 +48,33 @@ def test_the_quick_matcher_loads_and_decides(quick_matcher):
     policy = load_policy(quick_matcher)
     logits = Verifier(str(quick_matcher), precision="float32").logits(
         [("how do i reset my pin", "how can i reset my pin"), ("how do i reset my pin", "what is the weather")])
-    assert logits.shape == (2,)
+    assert logits.shape == (2,) and np.isfinite(logits).all()
     vector = [1.0] + [0.0] * (policy.projection.shape[0] - 1)
-    decision = policy.decide(Candidate("how do i reset my pin", "how can i reset my pin", 0.95, query_vector=vector,
-                                       entry_vector=vector, verified=float(logits[0])))
-    assert 0.0 <= decision.score <= 1.0
+    same = Candidate("how do i reset my pin", "How do I reset my PIN?", 1.0, query_vector=vector, entry_vector=vector)
+    assert policy.decide(same).hit                                   # the same words hit whatever was fitted
+    far = Candidate("how do i reset my pin", "what is the weather", 0.1, query_vector=vector,
+                    entry_vector=[0.0, 1.0] + [0.0] * (policy.projection.shape[0] - 2))
+    assert not policy.decide(far).hit
+
+
+def test_a_run_without_the_verifier_removes_an_older_one(quick_matcher, tmp_path):
+    for name in ("verifier.safetensors", "verifier.json"):
+        (tmp_path / name).write_bytes((quick_matcher / name).read_bytes())
+    done = subprocess.run([sys.executable, "-m", "cachegate", "train", "matcher", "--quick", "--out", str(tmp_path),
+                           "--no-progress", "--threads", "1"], check=False, capture_output=True, text=True,
+                          timeout=600, env=os.environ | {"HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert not (tmp_path / "verifier.safetensors").exists() and (tmp_path / "projection.safetensors").exists()
+
+
+def test_concurrent_lookups_share_verifier_calls(quick_matcher):
+    verifier = Verifier(str(quick_matcher), precision="float32")
+    questions = [f"i lost my credit card number {i}" for i in range(12)]
+
+    async def all_at_once():
+        return await asyncio.gather(*(verifier.score(q, ["how do i report a lost card", "what is my balance"])
+                                      for q in questions))
+    scores = asyncio.run(all_at_once())
+    assert all(s.shape == (2,) for s in scores) and verifier.pairs == 2 * len(questions)
+    assert 1 <= verifier.calls < len(questions)           # lookups that arrived together shared forward calls
+    verifier.close()

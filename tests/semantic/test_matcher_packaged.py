@@ -1,0 +1,63 @@
+"""The packaged matcher through the real tier: paraphrases of a cached question are served, near misses are
+vetoed, out-of-scope questions miss; the shipped files are small and carry their held-apart figures."""
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+import pytest
+
+from cachegate import evaluate
+from cachegate.semantic.embedder import Embedder
+from policies.matcher import MatcherPolicy
+
+CACHED = {
+    "how do i report my card as lost": "lost_card",
+    "i lost my credit card, what should i do": "lost_card",
+    "what is the routing number for my checking account": "routing",
+    "transfer $50 from checking to savings": "transfer_50",
+    "how do i reset my email password": "reset_password",
+}
+
+
+@pytest.fixture
+def tier():
+    tier = evaluate.make_tier(argparse.Namespace(policy="packaged", threshold=0.9), Embedder())
+    assert isinstance(tier.policy, MatcherPolicy)
+
+    async def warm():
+        for question, intent in CACHED.items():
+            await evaluate.store(tier, question, intent)
+    asyncio.run(warm())
+    return tier
+
+
+def served(tier, question: str) -> str | None:
+    return asyncio.run(evaluate.served(tier, question))
+
+
+@pytest.mark.parametrize(("question", "intent"), [
+    ("how can i reset my email password", "reset_password"),
+    ("i've lost my card, how do i report it", "lost_card"),
+])
+def test_a_paraphrase_is_served_its_answer(tier, question, intent):
+    assert served(tier, question) == intent
+
+
+def test_a_near_miss_that_differs_in_a_number_is_vetoed(tier):
+    assert served(tier, "transfer $500 from checking to savings") is None
+    found = asyncio.run(tier.lookup("chat", evaluate.request_for("transfer $500 from checking to savings")))
+    assert found is not None and found.hit is None
+
+
+@pytest.mark.parametrize("question", ["what is the capital of france", "tell me a joke about penguins"])
+def test_an_out_of_scope_question_misses(tier, question):
+    assert served(tier, question) is None
+
+
+def test_the_packaged_matcher_is_small_and_carries_its_fitted_figures():
+    from cachegate.semantic.matcher_files import packaged_folder, read_matcher
+    folder = packaged_folder()
+    assert sum(f.stat().st_size for f in folder.iterdir()) <= 10_000_000
+    fitted = read_matcher(folder)["fitted"]["sets"]["intents (unseen domains, cross-fitted)"]
+    assert fitted["hit_rate"] > 0.2 and fitted["false_hit_rate"] <= 0.02
