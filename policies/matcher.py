@@ -3,8 +3,9 @@
 The tier retrieves candidates by plain MiniLM cosine; the matcher re-ranks them with its tuned projection and
 serves the closest servable entry when it is close enough *and* clearly closer than the closest entry of another
 answer (the margin): a question near two different answers is the one a cache gets wrong, however close both
-are. With no other answer retrieved there is no margin to read, and a stricter cosine alone decides (fitted on
-held-apart Quora pairs, the hardest lone lookups we have). The cut (a tuned cosine and a margin per target false-hit rate) is fitted on domains the projection never
+are. The same wording ("how do I" / "how can I") needs only the cosine. With no other answer retrieved there
+is no margin to read, and a stricter cosine alone decides (fitted on held-apart Quora pairs, the hardest lone
+lookups we have). The cut (a tuned cosine and a margin per target false-hit rate) is fitted on domains the projection never
 saw (`cachegate.matcher_train`), so it holds on a customer's domain rather than on the training data's. When the
 matcher ships a verifier (a cross-encoder, run by the tier on the one entry about to be served), its logit is a
 third gate. The same words always hit; key differences (`policies.differences`) and the context gate never serve.
@@ -96,7 +97,8 @@ class MatcherPolicy:
             return []
         kinds, why = self.judged(candidates)
         found = self.evidence(candidates, answers, [bool(w) for w in why])
-        if found is None or kinds[found.index] == "same words" or not self._passes(found, self.cut_for(namespace)):
+        if found is None or kinds[found.index] == "same words" or \
+                not self._passes(found, self.cut_for(namespace), kinds[found.index]):
             return []
         return [found.index]
 
@@ -112,7 +114,7 @@ class MatcherPolicy:
             return Choice(found.index, Decision(True, 1.0, "the same words"))
         cut = self.cut_for(namespace)
         score = max(0.0, min(1.0, found.tuned_cosine))
-        if not self._passes(found, cut):
+        if not self._passes(found, cut, kinds[found.index]):
             why_not = "too close to another answer" if found.rival is not None and found.tuned_cosine >= cut.cosine \
                 else "below the cut"
             return Choice(None, Decision(False, score, why_not))
@@ -125,7 +127,9 @@ class MatcherPolicy:
         return Choice(found.index, Decision(True, score))
 
     @staticmethod
-    def _passes(found: Evidence, cut: Cut) -> bool:
+    def _passes(found: Evidence, cut: Cut, kind: str = "") -> bool:
+        if kind == "same wording" and found.tuned_cosine >= cut.cosine:
+            return True           # the same content words in the same order: no rival can sit between them
         if found.rival is None:
             return found.tuned_cosine >= cut.lone
         return found.tuned_cosine >= cut.cosine and found.margin >= cut.margin

@@ -50,11 +50,11 @@ def bounded(served: np.ndarray, wrong: np.ndarray, target: float, z: float) -> b
 def fit_rivalled(sets: list[simulate.Lookups], target: float, z: float) -> tuple[float, float]:
     """The (cosine, margin) serving the most lookups of the first set that retrieved another answer, within target
     on every set (customer intents and general questions must both hold it)."""
-    best, served_most = (NEVER.cosine, NEVER.margin), -1
+    best, served_most = (NEVER.cosine, NEVER.margin), 0      # a cut that serves nothing is never fitted
     for cosine in COSINES:
-        above = [s.rivalled & (s.tuned >= cosine) for s in sets]
+        above = [s.tuned >= cosine for s in sets]
         for margin in MARGINS:
-            served = [s.always | (a & (s.margin >= margin)) for s, a in zip(sets, above)]
+            served = [s.always | (s.wording & a) | (s.rivalled & a & (s.margin >= margin)) for s, a in zip(sets, above)]
             n = int(served[0].sum())
             if n > served_most and all(bounded(v, ~s.right, target, z) or not v.any()
                                        for s, v in zip(sets, served)):
@@ -64,9 +64,10 @@ def fit_rivalled(sets: list[simulate.Lookups], target: float, z: float) -> tuple
 
 def fit_lone(sets: list[simulate.Lookups], target: float, z: float) -> float:
     """The lowest cosine at which lookups without a rival (pooled over the sets) stay within target."""
-    tuned = np.concatenate([s.tuned[~s.rivalled] for s in sets])
-    always = np.concatenate([s.always[~s.rivalled] for s in sets])
-    wrong = ~np.concatenate([s.right[~s.rivalled] for s in sets])
+    lone = [~s.rivalled & ~s.wording for s in sets]        # the same wording is decided by the rivalled cut
+    tuned = np.concatenate([s.tuned[k] for s, k in zip(sets, lone)])
+    always = np.concatenate([s.always[k] for s, k in zip(sets, lone)])
+    wrong = ~np.concatenate([s.right[k] for s, k in zip(sets, lone)])
     for cosine in COSINES:
         if bounded(always | (tuned >= cosine), wrong, target, z):
             return float(cosine)

@@ -12,7 +12,7 @@ from policies.matcher import Cut, MatcherPolicy
 from policies.thresholds import Candidate
 
 NOTHING = None   # the answer of an out-of-scope lookup: no cached answer is right
-FIELDS = ("tuned", "margin", "rivalled", "always", "right", "relevant")
+FIELDS = ("tuned", "margin", "rivalled", "always", "wording", "right", "relevant")
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,7 @@ class Lookups:
     margin: np.ndarray      # its tuned cosine minus the closest candidate of another answer's
     rivalled: np.ndarray    # a candidate of another answer was retrieved (else the lone cut decides)
     always: np.ndarray      # the same words: served whatever the cut
+    wording: np.ndarray     # the same wording: served at the cut's cosine, whatever the margin
     right: np.ndarray       # serving the best candidate is right
     relevant: np.ndarray    # the cache holds a right answer (the hit rate's denominator)
     query: list[str]        # the question and the cached question the decision would serve
@@ -32,18 +33,17 @@ class Lookups:
         return len(self.right)
 
     def served(self, cut: Cut) -> np.ndarray:
-        rivalled = self.rivalled & (self.tuned >= cut.cosine) & (self.margin >= cut.margin)
-        return self.always | rivalled | (~self.rivalled & (self.tuned >= cut.lone))
+        above = self.tuned >= cut.cosine
+        rivalled = self.rivalled & above & (self.margin >= cut.margin)
+        return self.always | (self.wording & above) | rivalled | (~self.rivalled & (self.tuned >= cut.lone))
 
     def part(self, rows: np.ndarray, name: str) -> "Lookups":
         pick = np.flatnonzero(rows)
-        return Lookups(name, self.tuned[rows], self.margin[rows], self.rivalled[rows], self.always[rows],
-                       self.right[rows], self.relevant[rows], [self.query[k] for k in pick], [self.entry[k] for k in pick])
+        return Lookups(name, *(getattr(self, f)[rows] for f in FIELDS), [self.query[k] for k in pick], [self.entry[k] for k in pick])
 
 
 def pooled(name: str, parts: list[Lookups]) -> Lookups:
-    return Lookups(name, *(np.concatenate([getattr(p, f) for p in parts]) for f in
-                           ("tuned", "margin", "rivalled", "always", "right", "relevant")),
+    return Lookups(name, *(np.concatenate([getattr(p, f) for p in parts]) for f in FIELDS),
                    [q for p in parts for q in p.query], [e for p in parts for e in p.entry])
 
 
@@ -80,6 +80,7 @@ def replay(name: str, policy: MatcherPolicy, cache: list[tuple[str, str]], asked
             rows["margin"].append(tuned_row[cols[best]] - (rival or 0.0) if best is not None else -2.0)
             rows["rivalled"].append(rival is not None)
             rows["always"].append(best is not None and kinds[best] == "same words")
+            rows["wording"].append(best is not None and kinds[best] == "same wording")
             rows["right"].append(best is not None and answer is not NOTHING and cache[cols[best]][1] == answer)
             rows["relevant"].append(answer is not NOTHING)
             rows["query"].append(text)
@@ -96,11 +97,11 @@ def pairs(name: str, policy: MatcherPolicy, held: list[datasets.Pair], vectors: 
     """Pair mode: question b looked up against question a alone (no rival: the margin is the tuned cosine)."""
     out = pooled(name, [replay(name, policy, [(p.a, f"q{k}")], [(p.b, f"q{k}" if p.duplicate else NOTHING)],
                                vectors, 1) for k, p in enumerate(held)] or [EMPTY])
-    return Lookups(name, out.tuned, out.margin, out.rivalled, out.always, out.right,
+    return Lookups(name, out.tuned, out.margin, out.rivalled, out.always, out.wording, out.right,
                    np.array([p.duplicate for p in held], bool), out.query, out.entry)
 
 
-EMPTY = Lookups("", *(np.zeros(0) for _ in range(2)), *(np.zeros(0, bool) for _ in range(4)), [], [])
+EMPTY = Lookups("", *(np.zeros(0) for _ in range(2)), *(np.zeros(0, bool) for _ in range(5)), [], [])
 
 
 def pair_cache(name: str, policy: MatcherPolicy, held: list[datasets.Pair], vectors: dict[str, np.ndarray],

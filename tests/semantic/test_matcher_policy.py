@@ -105,3 +105,9 @@ def test_the_same_words_always_hit():
     found = [cand("How do I reset it?", "how do i reset it", 0.99), cand("How do I reset it?", "how to reset it", 0.98)]
     index, decision = policy().choose(found, ["a", "b"])        # a rival this close would keep any other a miss
     assert index == 0 and decision.score == 1.0
+
+
+def test_the_same_wording_needs_only_the_cosine():
+    alone = [cand("How can I reset my email password?", "How do I reset my email password?", 0.85)]
+    assert policy().choose(alone, ["a"]).index == 0                   # no rival, yet served
+    assert policy().choose([cand("how can i reset it", "how do i reset it", 0.7)], ["a"]).index is None

@@ -1,12 +1,16 @@
 """What the matcher trains on: batches free of same-intent rows, Quora pairs held apart by question, mined hard
-negatives of another intent, and calibration domains chosen where intents crowd together."""
+negatives of another intent, domains held out in folds, and the cut fitted on what they give."""
 from __future__ import annotations
 
 import numpy as np
 
-from cachegate.matcher_train.data import split_qqp, typical_domains
+from cachegate.matcher_train.data import pair_folds, split_qqp
+from cachegate.matcher_train.fitting import fit_lone, fit_rivalled
+from cachegate.matcher_train.simulate import Lookups
 from cachegate.matcher_train.pairs import DistinctGroupBatches, nearest_others, verifier_pairs
 from cachegate.semantic.datasets import Pair
+from policies.calibration import z_for
+from policies.matcher import Cut
 
 
 def test_batches_never_hold_two_rows_of_one_group_and_cover_every_row():
@@ -45,16 +49,26 @@ def test_hard_negatives_are_the_nearest_questions_of_another_intent():
     assert all(label == float(a[0] == b[0]) for (a, b), label in labelled.items() if a != "x" and a != "y")
 
 
-def test_calibration_domains_are_of_median_confusability():
-    rng = np.random.default_rng(1)
-    rows, vectors, domain_of = [], {}, {}
-    for domain, spread in (("tidy", 0.02), ("typical", 0.5), ("crowded", 3.0)):
-        for intent in range(3):
-            centre = rng.normal(size=8)
-            domain_of[f"{domain}{intent}"] = domain
-            for k in range(6):
-                text = f"{domain}{intent}-{k}"
-                rows.append((text, f"{domain}{intent}"))
-                v = centre + rng.normal(scale=spread, size=8)
-                vectors[text] = v / np.linalg.norm(v)
-    assert typical_domains(rows, vectors, domain_of, 1) == ["typical"]
+def test_domains_are_held_out_in_pairs_and_an_odd_one_joins_the_last_fold():
+    assert pair_folds(["a", "b", "c", "d"]) == [["a", "b"], ["c", "d"]]
+    assert pair_folds(["a", "b", "c", "d", "e"]) == [["a", "b"], ["c", "d", "e"]]
+
+
+def lookups(tuned, margin, rivalled, right) -> Lookups:
+    n = len(tuned)
+    return Lookups("t", np.array(tuned, float), np.array(margin, float), np.array(rivalled, bool), np.zeros(n, bool),
+                   np.zeros(n, bool), np.array(right, bool), np.ones(n, bool), [""] * n, [""] * n)
+
+
+def test_the_fitted_cut_serves_the_most_while_its_bound_holds():
+    # 300 clear hits (wide margin) and 30 wrong ones that are close but sit between two answers
+    s = lookups([0.9] * 300 + [0.95] * 30, [0.3] * 300 + [0.02] * 30, [True] * 330, [True] * 300 + [False] * 30)
+    cosine, margin = fit_rivalled([s], 0.02, z_for(0.9))
+    served = s.served(Cut(cosine, margin, 1.01))
+    assert served[:300].all() and not served[300:].any()       # the margin, not the cosine, tells them apart
+    assert fit_rivalled([lookups([0.9], [0.3], [True], [False])], 0.02, z_for(0.9)) == (1.01, 1.01)   # never
+
+
+def test_the_lone_cut_comes_from_lookups_without_a_rival():
+    lone = lookups([0.99] * 200 + [0.8] * 50, [0.99] * 200 + [0.8] * 50, [False] * 250, [True] * 200 + [False] * 50)
+    assert 0.8 < fit_lone([lone], 0.02, z_for(0.9)) <= 0.99
