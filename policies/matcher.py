@@ -59,6 +59,26 @@ class MatcherPolicy:
     cosine_namespaces: dict[str, float] = field(default_factory=dict)    # namespace -> plain cosine threshold
     gate: ContextGate = field(default_factory=ContextGate)
     unverified_cosine: float = 0.95      # a verifier-gated decision made without a logit (invalidation) needs this
+    same_answer: float = 0.9             # two free-text answers this close (embedded) say the same: not rivals
+    free_text_words: int = 8             # answers shorter than this (labels, numbers, names) must be equal
+
+    def contenders(self, candidates: list[Candidate], answers: list[str], namespace: str = "default") -> list[int]:
+        """Candidates whose answer differs from the closest candidate's and would block it by the margin, when both
+        answers are free text: whether they say the same decides whether they are rivals (`merge_answers`). The
+        closest candidate first; empty when there is nothing to decide."""
+        if not candidates or namespace in self.cosine_namespaces:
+            return []
+        tuned = [self.tuned_cosine(c) for c in candidates]
+        best = max(range(len(tuned)), key=tuned.__getitem__)
+        cut = self.cut_for(namespace)
+        if tuned[best] < cut.cosine or not self.free_text(answers[best]):
+            return []
+        blocking = [i for i, a in enumerate(answers) if a != answers[best] and self.free_text(a)
+                    and tuned[best] - tuned[i] < cut.margin]
+        return [best, *blocking] if blocking else []
+
+    def free_text(self, answer: str) -> bool:
+        return len(answer.split()) >= self.free_text_words
 
     @property
     def uses_verifier(self) -> bool:
@@ -153,6 +173,19 @@ class MatcherPolicy:
 
     def with_targets(self, namespaces: dict[str, float]) -> MatcherPolicy:
         return replace(self, namespaces=dict(namespaces))
+
+
+def merge_answers(answers: list[str], contenders: list[int], vectors: np.ndarray, same: float) -> list[str]:
+    """The answer keys with each contender that says what the first contender says (embedded answers at least
+    `same` close) given the first's key: an answer generated twice for one question is one answer."""
+    if not contenders:
+        return answers
+    merged = list(answers)
+    unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    for k, i in enumerate(contenders[1:], start=1):
+        if float(unit[0] @ unit[k]) >= same:
+            merged = [answers[contenders[0]] if a == answers[i] else a for a in merged]
+    return merged
 
 
 def best_evidence(tuned: list[float], answers: list[str], blocked: list[bool]) -> Evidence | None:

@@ -29,6 +29,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target-false-hit-rate", type=float, default=0.02)
     p.add_argument("--threads", type=int, default=2, help="torch threads")
     p.add_argument("--embedding-cache", help="folder to memoise plain embeddings in")
+    p.add_argument("--from-verified", metavar="LABELS",
+                   help="verified labels (JSON lines from verify.labels_path) to adapt the projection and tighten "
+                        "the cut with")
     p.add_argument("--verifier", action="store_true",
                    help="also train the cross-encoder verifier and gate the cut on its logit (+25 min here)")
     p.add_argument("--no-progress", action="store_true")
@@ -55,7 +58,7 @@ def train(cfg: TrainSettings, args: argparse.Namespace, out: Path) -> dict:
     import torch
     from tqdm import tqdm
 
-    from cachegate.matcher_train import fitting, simulate
+    from cachegate.matcher_train import fitting, simulate, verified
     from cachegate.matcher_train.pairs import triplets
     from cachegate.matcher_train.retrieval import train_projection
     from cachegate.semantic.matcher_files import save_projection
@@ -69,7 +72,9 @@ def train(cfg: TrainSettings, args: argparse.Namespace, out: Path) -> dict:
                                      split_names(args.leave_out), cfg.seed)
     stages = tqdm(total=len(corpus.folds) + 3 + args.verifier, desc="train matcher", unit="stage",
                   disable=not cfg.progress)
-    vectors = embed(corpus.texts())
+    labels = verified.load(args.from_verified) if args.from_verified else []
+    vectors = embed(corpus.texts() + verified.texts(labels))
+    adapting = verified.triplets(labels, cfg.seed)
     seconds["embeddings"] = time.perf_counter() - started
     stages.update()
     domain_of = corpus.domain_of()
@@ -78,15 +83,15 @@ def train(cfg: TrainSettings, args: argparse.Namespace, out: Path) -> dict:
         parts = []
         for k, fold in enumerate(corpus.folds):
             rows = [r for r in corpus.train if domain_of[r[1]] not in fold]
-            fold_projection = train_projection(triplets(rows, corpus.qqp_train, vectors, cfg.seed), vectors, cfg,
-                                               scratch)
+            fold_projection = train_projection(triplets(rows, corpus.qqp_train, vectors, cfg.seed) + adapting,
+                                               vectors, cfg, scratch)
             parts.append(fitting.fold_lookups(corpus, fold, k, vectors, fold_projection, cfg))
             stages.update()
         held = simulate.pooled(UNSEEN, parts)
         seconds["cross-fitting"] = time.perf_counter() - t
         t = time.perf_counter()
-        projection = train_projection(triplets(corpus.train, corpus.qqp_train, vectors, cfg.seed), vectors, cfg,
-                                      scratch)
+        projection = train_projection(triplets(corpus.train, corpus.qqp_train, vectors, cfg.seed) + adapting,
+                                      vectors, cfg, scratch)
         save_projection(out, projection)
         seconds["projection"] = time.perf_counter() - t
         stages.update()
@@ -104,9 +109,15 @@ def train(cfg: TrainSettings, args: argparse.Namespace, out: Path) -> dict:
             "quora (held apart)": quora, GENERAL: general,
             SEEN: simulate.replay(SEEN, final, simulate.warm(corpus.train, cfg.per_intent, cfg.seed), corpus.val,
                                   vectors, cfg.top_k)}
+    if labels:
+        def tuned_cosine(a: str, b: str) -> float:
+            return float(final.tuned(vectors[a]) @ final.tuned(vectors[b]))
+        cuts = {t: verified.tightened(c, labels, tuned_cosine, t) for t, c in cuts.items()}
     cut = cuts[cfg.target]
     fitted = {"target_false_hit_rate": cfg.target, "confidence": cfg.confidence,
               "sets": {name: fitting.figures(s, cut, logits_of) for name, s in sets.items()}}
+    if labels:
+        fitted["sets"]["verified labels (served cosine only)"] = verified.figures(cut, labels, tuned_cosine)
     fitting.write_matcher(out, cfg, cuts, fitted)
     seconds["calibration"] = time.perf_counter() - t
     seconds["total"] = time.perf_counter() - started
@@ -186,5 +197,6 @@ def command_line(args: argparse.Namespace) -> str:
     parts += ["--quick"] if args.quick else []
     parts += [f"--leave-out {args.leave_out}"] if args.leave_out else []
     parts += ["--verifier"] if args.verifier else []
+    parts += [f"--from-verified {args.from_verified}"] if args.from_verified else []
     parts += [f"--target-false-hit-rate {args.target_false_hit_rate:g}"] if args.target_false_hit_rate != 0.02 else []
     return " ".join(parts)

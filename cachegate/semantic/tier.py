@@ -24,11 +24,12 @@ from cachegate.semantic.follow import Follower
 from cachegate.semantic.scope import scope_of
 from cachegate.semantic.verifier import Verifier
 from policies.eviction import EvictionPolicy, Usage
-from policies.matcher import MatcherPolicy
+from policies.matcher import MatcherPolicy, merge_answers
 from policies.thresholds import Candidate, ThresholdPolicy
 
 log = logging.getLogger(__name__)
 INLINE_SEARCH_MAX = 20_000   # smaller scopes are searched on the event loop; larger ones on a thread
+ANSWER_CHARS = 1000          # of a cached answer embedded to compare it with another
 
 
 @dataclass(frozen=True)
@@ -130,7 +131,7 @@ class SemanticTier:
         """The matcher decides over all the entries at once (the margin needs the rivals); when it gates on the
         verifier, the one entry about to be served is scored first (concurrent lookups share a verifier call)."""
         candidates = [self.candidate(probe, e) for e in entries]
-        answers = [e.answer.text for e in entries]
+        answers = await self.answer_keys(candidates, [e.answer.text for e in entries], probe.namespace)
         keep = self.policy.shortlist(candidates, answers, probe.namespace)
         if keep and self.verifier is not None:
             logits = await self.verifier.score(probe.probe.query, [entries[i].query for i in keep])
@@ -140,6 +141,15 @@ class SemanticTier:
         if index is None:
             return None
         return Hit(entries[index], candidates[index].cosine, decision.score)
+
+    async def answer_keys(self, candidates: list[Candidate], answers: list[str], namespace: str) -> list[str]:
+        """Answers as the matcher compares them: free-text answers that say the same (two paraphrases cached with
+        two generated answers) are one answer, not rivals. Embedded only when they would block a hit."""
+        contenders = self.policy.contenders(candidates, answers, namespace)
+        if not contenders:
+            return answers
+        vectors = await self.embedder.embed([answers[i][:ANSWER_CHARS] for i in contenders])
+        return merge_answers(answers, contenders, np.asarray(vectors), self.policy.same_answer)
 
     async def search(self, scope: str, vector: np.ndarray) -> list:
         index = self.catalog.scopes.get(scope)

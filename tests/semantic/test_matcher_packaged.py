@@ -61,3 +61,23 @@ def test_the_packaged_matcher_is_small_and_carries_its_fitted_figures():
     assert sum(f.stat().st_size for f in folder.iterdir()) <= 10_000_000
     fitted = read_matcher(folder)["fitted"]["sets"]["intents (unseen domains, cross-fitted)"]
     assert fitted["hit_rate"] > 0.2 and fitted["false_hit_rate"] <= 0.02
+
+
+ARRIVES = "Your new card is on its way and should arrive within five working days of the order."
+ARRIVES_AGAIN = "Your new card is on its way; it should arrive within five working days of ordering."
+ACTIVATE = "Cards can be activated in the app: open Settings, then Cards, then tap Activate card."
+
+
+@pytest.mark.parametrize(("second_answer", "served_answer"), [(ARRIVES_AGAIN, ARRIVES), (ACTIVATE, None)])
+def test_two_generated_answers_that_say_the_same_are_one_answer(second_answer, served_answer):
+    """Two paraphrases cached with two generated answers: when the answers say the same they do not block each
+    other; when they differ, a question between them stays a miss. (A third answer is cached too: without another
+    answer in reach the matcher has no margin to read and serves only the same wording.)"""
+    tier = evaluate.make_tier(argparse.Namespace(policy="packaged", threshold=0.9), Embedder())
+
+    async def run():
+        await evaluate.store(tier, "where is my new card", ARRIVES)
+        await evaluate.store(tier, "my new card has not arrived yet", second_answer)
+        await evaluate.store(tier, "i lost my card", "Freeze a lost card in the app at once, then call us to block it.")
+        return await evaluate.served(tier, "when will my new card arrive")
+    assert asyncio.run(run()) == served_answer

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from policies.matcher import EVIDENCE, Cut, MatcherPolicy, best_evidence, matcher_from_dict
+from policies.matcher import EVIDENCE, Cut, MatcherPolicy, best_evidence, matcher_from_dict, merge_answers
 from policies.thresholds import Candidate
 
 
@@ -111,3 +111,25 @@ def test_the_same_wording_needs_only_the_cosine():
     alone = [cand("How can I reset my email password?", "How do I reset my email password?", 0.85)]
     assert policy().choose(alone, ["a"]).index == 0                   # no rival, yet served
     assert policy().choose([cand("how can i reset it", "how do i reset it", 0.7)], ["a"]).index is None
+
+
+LONG_A = "Your new card is on its way and should arrive within five working days of the order."
+LONG_B = "A replacement card usually arrives within five working days after you order it."
+
+
+def test_free_text_answers_that_block_a_hit_are_contenders_and_labels_are_not():
+    found = [cand("where is my card", "my card is yet to arrive", 0.9), cand("where is my card", "card not here", 0.85)]
+    assert policy().contenders(found, [LONG_A, LONG_B]) == [0, 1]
+    assert policy().contenders(found, ["card_arrival", "card_lost"]) == []     # short answers must be equal
+    far = [found[0], cand("where is my card", "what is my balance", 0.5)]
+    assert policy().contenders(far, [LONG_A, LONG_B]) == []                    # the margin holds anyway
+
+
+def test_answers_that_say_the_same_merge_and_the_hit_is_served():
+    found = [cand("where is my card", "my card is yet to arrive", 0.9), cand("where is my card", "card not here", 0.85)]
+    same = np.array([[1.0, 0.0], [0.95, 0.31]])
+    keys = merge_answers([LONG_A, LONG_B], [0, 1], same, 0.9)
+    assert keys == [LONG_A, LONG_A] and policy().choose(found, keys).index == 0
+    different = np.array([[1.0, 0.0], [0.5, 0.87]])
+    keys = merge_answers([LONG_A, LONG_B], [0, 1], different, 0.9)
+    assert keys == [LONG_A, LONG_B] and policy().choose(found, keys).index is None
