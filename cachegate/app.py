@@ -17,7 +17,7 @@ from cachegate.http_guards import InFlightLimit
 from cachegate.admin.answers import router as admin_answers
 from cachegate.admin.api import router as admin_api
 from cachegate.admin.page import router as admin_page
-from cachegate.routes import BODY_ROUTES, router
+from cachegate.routes import BODY_ROUTES, install_body_routes, router
 from cachegate.semantic.admin import router as semantic_admin
 from cachegate.services import build_services
 from cachegate.settings import Settings
@@ -38,6 +38,7 @@ def create_app(settings: Settings | None = None, backends: dict[str, Backend] | 
             await app.state.services.close()
 
     app = FastAPI(title="cachegate", version="0.1.0", lifespan=lifespan)
+    install_body_routes(app)
     app.include_router(router)
     for operators_only in (admin_answers, admin_api, admin_page, semantic_admin):     # their own token; not in the public API
         app.include_router(operators_only, include_in_schema=False)

