@@ -68,8 +68,8 @@ class MatcherPolicy:
         closest candidate first; empty when there is nothing to decide."""
         if not candidates or namespace in self.cosine_namespaces:
             return []
-        tuned = [self.tuned_cosine(c) for c in candidates]
-        best = max(range(len(tuned)), key=tuned.__getitem__)
+        tuned = self.tuned_cosines(candidates)
+        best = int(np.argmax(tuned))
         cut = self.cut_for(namespace)
         if tuned[best] < cut.cosine or not self.free_text(answers[best]):
             return []
@@ -91,6 +91,15 @@ class MatcherPolicy:
     def tuned_cosine(self, c: Candidate) -> float:
         return float(self.tuned(c.query_vector) @ self.tuned(c.entry_vector))
 
+    def tuned_cosines(self, candidates: list[Candidate]) -> np.ndarray:
+        """Every candidate's tuned cosine with the question, in one product (the candidates of one lookup share
+        its question vector)."""
+        if not candidates:
+            return np.zeros(0, dtype=np.float32)
+        entries = np.stack([np.asarray(c.entry_vector, dtype=np.float32) for c in candidates]) @ self.projection.T
+        entries /= np.maximum(np.linalg.norm(entries, axis=1, keepdims=True), 1e-12)
+        return entries @ self.tuned(candidates[0].query_vector)
+
     def cut_for(self, namespace: str) -> Cut:
         target = self.namespaces.get(namespace, self.target)
         allowed = [t for t in self.thresholds if t <= target + 1e-12]
@@ -105,20 +114,29 @@ class MatcherPolicy:
             why.append("differs in " + ", ".join(how.vetoes) if how.kind == "differs" else self.gate.blocks(c))
         return kinds, why
 
-    def evidence(self, candidates: list[Candidate], answers: list[str], blocked: list[bool]) -> Evidence | None:
-        """The closest servable candidate and its margin over the closest candidate of another answer (blocked
-        candidates count as rivals: a vetoed near miss is exactly what makes a question ambiguous)."""
-        tuned = [self.tuned_cosine(c) for c in candidates]
-        return best_evidence(tuned, answers, blocked)
+    def evidence(self, candidates: list[Candidate], answers: list[str]) -> tuple[Evidence | None, str, list[str]]:
+        """The closest servable candidate with its margin over the closest candidate of another answer (blocked
+        candidates count as rivals: a vetoed near miss is exactly what makes a question ambiguous), its relation
+        kind, and why the closer ones may not be served. Vetoes and the gate are read closest first, only until
+        a candidate passes them."""
+        tuned = self.tuned_cosines(candidates)
+        blocked = []
+        for i in np.argsort(-tuned, kind="stable"):
+            c = candidates[i]
+            how = relation(c.query, c.entry_query, c.cosine)
+            why = "differs in " + ", ".join(how.vetoes) if how.kind == "differs" else self.gate.blocks(c)
+            if not why:
+                rival = max((float(t) for t, a in zip(tuned, answers) if a != answers[i]), default=None)
+                return Evidence(int(i), float(tuned[i]), rival), how.kind, blocked
+            blocked.append(why)
+        return None, "", blocked
 
     def shortlist(self, candidates: list[Candidate], answers: list[str], namespace: str = "default") -> list[int]:
         """The candidate the verifier should score: the one about to be served by cosine and margin (or none)."""
         if not self.uses_verifier or namespace in self.cosine_namespaces:
             return []
-        kinds, why = self.judged(candidates)
-        found = self.evidence(candidates, answers, [bool(w) for w in why])
-        if found is None or kinds[found.index] == "same words" or \
-                not self._passes(found, self.cut_for(namespace), kinds[found.index]):
+        found, kind, _ = self.evidence(candidates, answers)
+        if found is None or kind == "same words" or not self._passes(found, self.cut_for(namespace), kind):
             return []
         return [found.index]
 
@@ -126,15 +144,14 @@ class MatcherPolicy:
         """The decision over one lookup's candidates and their answers' keys (`verified` set where scored)."""
         if namespace in self.cosine_namespaces:
             return self._by_cosine(candidates, namespace)
-        kinds, why = self.judged(candidates)
-        found = self.evidence(candidates, answers, [bool(w) for w in why])
+        found, kind, blocked = self.evidence(candidates, answers)
         if found is None:
-            return Choice(None, Decision(False, 0.0, "; ".join(dict.fromkeys(why)) or "no candidate"))
-        if kinds[found.index] == "same words":
+            return Choice(None, Decision(False, 0.0, "; ".join(dict.fromkeys(blocked)) or "no candidate"))
+        if kind == "same words":
             return Choice(found.index, Decision(True, 1.0, "the same words"))
         cut = self.cut_for(namespace)
         score = max(0.0, min(1.0, found.tuned_cosine))
-        if not self._passes(found, cut, kinds[found.index]):
+        if not self._passes(found, cut, kind):
             why_not = "too close to another answer" if found.rival is not None and found.tuned_cosine >= cut.cosine \
                 else "below the cut"
             return Choice(None, Decision(False, score, why_not))
