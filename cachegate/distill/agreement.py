@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from policies.signals import lcs
+
 WORDS = re.compile(r"\w+")
 ARTICLES = {"a", "an", "the"}
 SHORT_WORDS = 8          # a large answer of at most this many words is "short": exact match applies
@@ -16,15 +18,6 @@ SHORT_WORDS = 8          # a large answer of at most this many words is "short":
 
 def words(text: str) -> list[str]:
     return WORDS.findall(text.lower())
-
-
-def lcs(a: list[str], b: list[str]) -> int:
-    row = [0] * (len(b) + 1)
-    for x in a:
-        prev = 0
-        for j, y in enumerate(b):
-            prev, row[j + 1] = row[j + 1], prev + 1 if x == y else max(row[j + 1], row[j])
-    return row[-1]
 
 
 def rouge_l(candidate: str, reference: str) -> float:
