@@ -88,9 +88,6 @@ class MatcherPolicy:
         v = self.projection @ np.asarray(vector, dtype=np.float32)
         return v / max(float(np.linalg.norm(v)), 1e-12)
 
-    def tuned_cosine(self, c: Candidate) -> float:
-        return float(self.tuned(c.query_vector) @ self.tuned(c.entry_vector))
-
     def tuned_cosines(self, candidates: list[Candidate]) -> np.ndarray:
         """Every candidate's tuned cosine with the question, in one product (the candidates of one lookup share
         its question vector)."""
@@ -104,15 +101,6 @@ class MatcherPolicy:
         target = self.namespaces.get(namespace, self.target)
         allowed = [t for t in self.thresholds if t <= target + 1e-12]
         return self.thresholds[max(allowed) if allowed else min(self.thresholds)]
-
-    def judged(self, candidates: list[Candidate]) -> tuple[list[str], list[str]]:
-        """Per candidate: its relation kind to the question, and why it may never be served ('' when it may)."""
-        kinds, why = [], []
-        for c in candidates:
-            how = relation(c.query, c.entry_query, c.cosine)
-            kinds.append(how.kind)
-            why.append("differs in " + ", ".join(how.vetoes) if how.kind == "differs" else self.gate.blocks(c))
-        return kinds, why
 
     def evidence(self, candidates: list[Candidate], answers: list[str]) -> tuple[Evidence | None, str, list[str]]:
         """The closest servable candidate with its margin over the closest candidate of another answer (blocked

@@ -58,39 +58,30 @@ def warm(rows: list[tuple[str, str]], per_intent: int, seed: int) -> list[tuple[
 
 def replay(name: str, policy: MatcherPolicy, cache: list[tuple[str, str]], asked: list[tuple[str, str | None]],
            vectors: dict[str, np.ndarray], top_k: int) -> Lookups:
-    """Each question asked against a cache of (question, answer) entries, as the tier would decide it."""
+    """Each question asked against a cache of (question, answer) entries, decided by the policy's own
+    `evidence` over the candidates the tier would fetch (the plain top-k above the retrieval floor)."""
     plain = np.stack([vectors[t] for t, _ in cache])
-    tuned_cache = tuned_rows(policy, plain)
     rows: dict[str, list] = {k: [] for k in FIELDS + ("query", "entry")}
     for start in range(0, len(asked), 1024):
         block = asked[start: start + 1024]
-        q = np.stack([vectors[t] for t, _ in block])
-        sims, tuned_sims = q @ plain.T, tuned_rows(policy, q) @ tuned_cache.T
+        sims = np.stack([vectors[t] for t, _ in block]) @ plain.T
         top = np.argsort(-sims, axis=1)[:, :top_k + 1]
-        for (text, answer), row, tuned_row, cols in zip(block, sims, tuned_sims, top):
+        for (text, answer), row, cols in zip(block, sims, top):
             cols = [c for c in cols if row[c] >= policy.min_cosine - 0.1 and cache[c][0] != text][:top_k]
             found = [Candidate(text, cache[c][0], float(row[c]), query_vector=vectors[text],
                                entry_vector=vectors[cache[c][0]]) for c in cols]
-            kinds, why = policy.judged(found)
-            servable = [k for k in range(len(cols)) if not why[k]]
-            best = max(servable, key=lambda k: tuned_row[cols[k]]) if servable else None
-            rival = max((tuned_row[c] for c in cols if best is not None and cache[c][1] != cache[cols[best]][1]),
-                        default=None)
-            rows["tuned"].append(tuned_row[cols[best]] if best is not None else -1.0)
-            rows["margin"].append(tuned_row[cols[best]] - (rival or 0.0) if best is not None else -2.0)
-            rows["rivalled"].append(rival is not None)
-            rows["always"].append(best is not None and kinds[best] == "same words")
-            rows["wording"].append(best is not None and kinds[best] == "same wording")
-            rows["right"].append(best is not None and answer is not NOTHING and cache[cols[best]][1] == answer)
+            evidence, kind, _ = policy.evidence(found, [cache[c][1] for c in cols])
+            entry = cache[cols[evidence.index]] if evidence is not None else ("", NOTHING)
+            rows["tuned"].append(evidence.tuned_cosine if evidence is not None else -1.0)
+            rows["margin"].append(evidence.margin if evidence is not None else -2.0)
+            rows["rivalled"].append(evidence is not None and evidence.rival is not None)
+            rows["always"].append(kind == "same words")
+            rows["wording"].append(kind == "same wording")
+            rows["right"].append(answer is not NOTHING and entry[1] == answer)
             rows["relevant"].append(answer is not NOTHING)
             rows["query"].append(text)
-            rows["entry"].append(cache[cols[best]][0] if best is not None else "")
+            rows["entry"].append(entry[0])
     return Lookups(name, *(np.array(rows[k]) for k in FIELDS), rows["query"], rows["entry"])
-
-
-def tuned_rows(policy: MatcherPolicy, plain: np.ndarray) -> np.ndarray:
-    v = plain @ policy.projection.T
-    return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
 
 
 def pairs(name: str, policy: MatcherPolicy, held: list[datasets.Pair], vectors: dict[str, np.ndarray]) -> Lookups:
