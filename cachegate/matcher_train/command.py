@@ -32,6 +32,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--from-verified", metavar="LABELS",
                    help="verified labels (JSON lines from verify.labels_path) to adapt the projection and tighten "
                         "the cut with")
+    p.add_argument("--from-curated", metavar="LIBRARY",
+                   help="a curated library (JSONL or CSV): its example questions of one answer as right pairs")
     p.add_argument("--verifier", action="store_true",
                    help="also train the cross-encoder verifier and gate the cut on its logit (+25 min here)")
     p.add_argument("--no-progress", action="store_true")
@@ -73,6 +75,7 @@ def train(cfg: TrainSettings, args: argparse.Namespace, out: Path) -> dict:
     stages = tqdm(total=len(corpus.folds) + 3 + args.verifier, desc="train matcher", unit="stage",
                   disable=not cfg.progress)
     labels = verified.load(args.from_verified) if args.from_verified else []
+    labels += verified.from_curated(args.from_curated) if args.from_curated else []
     vectors = embed(corpus.texts() + verified.texts(labels))
     adapting = verified.triplets(labels, cfg.seed)
     seconds["embeddings"] = time.perf_counter() - started
@@ -198,5 +201,6 @@ def command_line(args: argparse.Namespace) -> str:
     parts += [f"--leave-out {args.leave_out}"] if args.leave_out else []
     parts += ["--verifier"] if args.verifier else []
     parts += [f"--from-verified {args.from_verified}"] if args.from_verified else []
+    parts += [f"--from-curated {args.from_curated}"] if args.from_curated else []
     parts += [f"--target-false-hit-rate {args.target_false_hit_rate:g}"] if args.target_false_hit_rate != 0.02 else []
     return " ".join(parts)

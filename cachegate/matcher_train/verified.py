@@ -1,5 +1,6 @@
 """Adapting the matcher to a deployment with its verified labels (`verify.labels_path`): what shadow checks and
-client feedback said about hits it served.
+client feedback said about hits it served, and the curated library's example questions (one answer serves them
+all).
 
 A right hit becomes a positive pair for the projection, a wrong one a hard negative (the question must end up
 nearer its own wording than the entry it was wrongly given), each repeated so a few hundred labels weigh against
@@ -26,6 +27,20 @@ def load(path: str) -> list[Label]:
     if not labels:
         raise SystemExit(f"{path}: no verified labels (JSON lines with question, entry_question, good)")
     return labels
+
+
+def from_curated(path: str) -> list[Label]:
+    """A curated library's example questions as right pairs: each example with the next of the same answer (the
+    operators vouched that one answer serves them all)."""
+    from cachegate.curated.records import read_file
+    out = []
+    for answer in read_file(path):
+        questions = [q.strip() for q in answer.questions if q.strip()]
+        out += [Label(answer.tenant or "default", answer.namespace or "default", a, b, True, "curated")
+                for a, b in zip(questions, questions[1:])]
+    if not out:
+        raise SystemExit(f"{path}: no answer with two example questions")
+    return out
 
 
 def texts(labels: list[Label]) -> list[str]:

@@ -45,3 +45,14 @@ def test_a_file_without_labels_is_refused(tmp_path):
     path.write_text("not json\n" + json.dumps({"question": "", "entry_question": "x"}) + "\n")
     with pytest.raises(SystemExit):
         verified.load(str(path))
+
+
+def test_a_curated_library_gives_right_pairs_within_each_answer(tmp_path):
+    library = tmp_path / "library.jsonl"
+    library.write_text(json.dumps({"id": "arrival", "questions": ["where is my card", "card not arrived",
+                                                                  "when does my card come"], "answer": "5 days"})
+                       + "\n" + json.dumps({"id": "alone", "questions": ["what is the fee"], "answer": "none"}) + "\n")
+    labels = verified.from_curated(str(library))
+    assert [(x.question, x.entry_question) for x in labels] == [("where is my card", "card not arrived"),
+                                                                 ("card not arrived", "when does my card come")]
+    assert all(x.good and x.source == "curated" for x in labels)
