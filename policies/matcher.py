@@ -3,12 +3,13 @@
 The tier retrieves candidates by plain MiniLM cosine; the matcher re-ranks them with its tuned projection and
 serves the closest servable entry when it is close enough *and* clearly closer than the closest entry of another
 answer (the margin): a question near two different answers is the one a cache gets wrong, however close both
-are. The same wording ("how do I" / "how can I") needs only the cosine. With no other answer retrieved there
-is no margin to read, and a stricter cosine alone decides (fitted on held-apart Quora pairs, the hardest lone
-lookups we have). The cut (a tuned cosine and a margin per target false-hit rate) is fitted on domains the projection never
-saw (`cachegate.matcher_train`), so it holds on a customer's domain rather than on the training data's. When the
-matcher ships a verifier (a cross-encoder, run by the tier on the one entry about to be served), its logit is a
-third gate. The same words always hit; key differences (`policies.differences`) and the context gate never serve.
+are. The same words always hit; the same wording ("how do I" / "how can I") needs only the cosine. With no other
+answer retrieved there is no margin to read, and a stricter cosine alone decides (fitted with held-apart Quora
+pairs, the hardest lone lookups we have). The cut (a tuned cosine, a margin and that lone cosine per target
+false-hit rate) is fitted on domains the projection never saw (`cachegate.matcher_train`), so it holds on a
+customer's domain rather than on the training data's. When the matcher ships a verifier (a cross-encoder, run
+by the tier on the one entry about to be served), its logit is a further gate. Key differences
+(`policies.differences`) and the context gate never serve.
 Pure numpy.
 """
 from __future__ import annotations
