@@ -1,6 +1,6 @@
 """`python -m cachegate` is the `cachegate` command."""
 import sys
 
-from cachegate.cli import main
+from cachegate.commands.main import main
 
 sys.exit(main())

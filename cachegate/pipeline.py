@@ -17,20 +17,20 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from cachegate.backends.base import Backend, BackendRequest, Chunk
-from cachegate.backends.fallback import generate_with_fallback
+from cachegate.routing.fallback import generate_with_fallback
 from cachegate.backends.streams import prepend
 from cachegate.cache.answer import AnswerBuilder, CachedAnswer, word_pieces
 from cachegate.cache.controls import DEFAULT_NAMESPACE, CacheControls
 from cachegate.cache.exact import ExactTier
 from cachegate.cache.keys import exact_key
-from cachegate.curated.library import CuratedLibrary
+from cachegate.cache.curated.library import CuratedLibrary
 from cachegate.distill.log import AnswerLog
 from cachegate.errors import BackendUnavailable
-from cachegate.routing import ModelRouter, Route, route_input
-from cachegate.semantic.entry import id_text
-from cachegate.semantic.singleflight import SingleFlight
-from cachegate.semantic.tier import Lookup, SemanticTier
-from cachegate.stats import Stats
+from cachegate.routing.router import ModelRouter, Route, route_input
+from cachegate.cache.semantic.entry import id_text
+from cachegate.cache.singleflight import SingleFlight
+from cachegate.cache.semantic.tier import Lookup, SemanticTier
+from cachegate.telemetry.stats import Stats
 from cachegate.telemetry.ledger import Ledger, LedgerEntry
 from cachegate.telemetry.recorder import question_of
 from policies.admission import AdmissionPolicy

@@ -17,10 +17,10 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from cachegate import evaluate
-from cachegate.evaluate_intents import read_intents, warm_set
+from cachegate.commands import evaluate
+from cachegate.commands.evaluate_intents import read_intents, warm_set
 from cachegate.matcher_train.data import DEFAULT_DATA
-from cachegate.semantic.embedder import Embedder
+from cachegate.cache.semantic.embedder import Embedder
 from cachegate.verified.labels import Label
 
 DOMAINS = "banking,credit_cards"

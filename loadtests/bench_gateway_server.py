@@ -61,7 +61,7 @@ def gateway_settings(port: int, upstream: str):
 
 async def fill_semantic(app, entries: int) -> None:
     """`entries` entries in the scope of the benchmark's requests (real questions, then synthetic ones)."""
-    from cachegate.translate import ENDPOINT_SCHEMAS, to_backend_request
+    from cachegate.api.translate import ENDPOINT_SCHEMAS, to_backend_request
     from loadtests.http_load import chat_body
     from loadtests.semantic_fill import DATA_DIR, fill, questions
     services = app.state.services
@@ -74,8 +74,8 @@ async def fill_semantic(app, entries: int) -> None:
 async def serve(args: argparse.Namespace) -> None:
     import uvicorn
 
-    from cachegate.app import create_app
-    from cachegate.serve import uvicorn_config
+    from cachegate.api.app import create_app
+    from cachegate.commands.serve import uvicorn_config
     if args.role == "echo":
         config = uvicorn.Config(echo_app(), host="127.0.0.1", port=args.port, log_level="warning")
         app = None

@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--data", default=str(DATA))
     p.add_argument("--out", default="bench-semantic")
     args = p.parse_args(argv)
-    from cachegate.semantic.datasets import read_pairs_csv
+    from cachegate.cache.semantic.datasets import read_pairs_csv
     pairs = read_pairs_csv(args.data)[: args.pairs]
     texts = sorted({t for q in pairs for t in (q.a, q.b)})
     models = {}
@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
 def build(kind: str):
     import torch
 
-    from cachegate.semantic.embedder import PACKAGED, load_model
+    from cachegate.cache.semantic.embedder import PACKAGED, load_model
     if kind in ("float32", "bfloat16"):
         return load_model(PACKAGED, kind)
     layers = {n for n, m in load_model(PACKAGED).named_modules() if isinstance(m, torch.nn.Linear)
@@ -96,7 +96,7 @@ def speed(model, texts: list[str], threads: int) -> dict:
 
 
 def accuracy(vectors: dict, reference: dict, pairs) -> dict:
-    from cachegate.semantic.policy_file import packaged_policy
+    from cachegate.cache.semantic.policy_file import packaged_policy
     from policies.thresholds import Candidate, policy_from_dict
     agree = np.array([float(vectors[t] @ reference[t]) for t in vectors])
     policy = policy_from_dict(packaged_policy())

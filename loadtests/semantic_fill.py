@@ -13,10 +13,10 @@ import numpy as np
 
 from cachegate.backends.base import BackendRequest, Usage
 from cachegate.cache.answer import CachedAnswer
-from cachegate.semantic.catalog import Meta
-from cachegate.semantic.context import Probe
-from cachegate.semantic.entry import SemanticEntry
-from cachegate.semantic.scope import scope_of
+from cachegate.cache.semantic.catalog import Meta
+from cachegate.cache.semantic.context import Probe
+from cachegate.cache.semantic.entry import SemanticEntry
+from cachegate.cache.semantic.scope import scope_of
 from engine.sampling_params import SamplingParams
 
 DATA_DIR = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "semantic"
@@ -39,7 +39,7 @@ def request(question: str) -> BackendRequest:
 
 
 def make_tier(max_batch: int, precision: str = "auto", threads: int = 1, policy: str = "packaged"):
-    from cachegate.semantic.assemble import build_semantic_store, build_semantic_tier
+    from cachegate.cache.semantic.assemble import build_semantic_store, build_semantic_tier
     from cachegate.settings import load_settings
     embedder = {"max_batch": max_batch, "cache_size": 0, "precision": precision, "threads": threads}
     settings = load_settings(env={}, overrides={"cache": {"semantic": {
@@ -49,15 +49,15 @@ def make_tier(max_batch: int, precision: str = "auto", threads: int = 1, policy:
 
 def use_embedding_memo(folder: str, precision: str) -> None:
     """Take the stored questions' vectors from an embedding memo (`cachegate eval --embedding-cache`)."""
-    from cachegate.semantic.datasets import EmbeddingMemo
-    from cachegate.semantic.embedder import PACKAGED, resolve_precision
+    from cachegate.cache.semantic.datasets import EmbeddingMemo
+    from cachegate.cache.semantic.embedder import PACKAGED, resolve_precision
     _vectors.update(EmbeddingMemo(folder, f"{PACKAGED}@{resolve_precision(precision)}").load())
 
 
 def real_vectors(tier, texts: list[str]) -> np.ndarray:
     missing = [t for t in texts if t not in _vectors]
     if missing:
-        from cachegate.semantic.datasets import encode_with_progress
+        from cachegate.cache.semantic.datasets import encode_with_progress
         _vectors.update(zip(missing, encode_with_progress(tier.embedder, missing)))
     return np.stack([_vectors[t] for t in texts])
 

@@ -10,7 +10,7 @@ import time
 import faiss
 import numpy as np
 
-from cachegate.semantic.index import IndexConfig, ScopeIndex
+from cachegate.cache.semantic.index import IndexConfig, ScopeIndex
 from loadtests.semantic_fill import _vectors, synthetic
 
 

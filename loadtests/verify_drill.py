@@ -97,7 +97,7 @@ def drill(args: argparse.Namespace) -> dict:
     from fastapi.testclient import TestClient
     from tqdm import tqdm
 
-    from cachegate.app import create_app
+    from cachegate.api.app import create_app
     from cachegate.settings import load_settings
     warm, first, second = streams(args)
     backend = IntentBackend(dict(warm + first + second))

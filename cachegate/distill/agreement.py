@@ -51,7 +51,7 @@ def cosines(embed, candidates: list[str], references: list[str]) -> list[float]:
 
 def minilm_embed():
     """The gateway's own sentence embedder (packaged all-MiniLM-L6-v2), as a plain function."""
-    from cachegate.semantic.embedder import PACKAGED, load_model
+    from cachegate.cache.semantic.embedder import PACKAGED, load_model
     model = load_model(PACKAGED, "float32")
     return lambda texts: model.encode(texts, batch_size=64, convert_to_numpy=True, show_progress_bar=False)
 

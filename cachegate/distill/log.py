@@ -12,7 +12,7 @@ from cachegate.backends.base import BackendRequest
 from cachegate.cache.answer import CachedAnswer
 from cachegate.cache.controls import CacheControls
 from cachegate.distill.entry import AnswerEntry
-from cachegate.routing import Route
+from cachegate.routing.router import Route
 from cachegate.settings import DistillSettings
 
 log = logging.getLogger(__name__)

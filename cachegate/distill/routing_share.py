@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from cachegate.backends.base import BackendRequest
 from cachegate.distill.entry import AnswerEntry
-from cachegate.routing import route_input
+from cachegate.routing.router import route_input
 from engine.sampling_params import SamplingParams
 from policies.routing import ComplexityRouter
 

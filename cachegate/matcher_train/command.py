@@ -40,7 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cachegate.semantic.matcher_files import packaged_folder
+    from cachegate.cache.semantic.matcher_files import packaged_folder
     cfg = TrainSettings(seed=args.seed, threads=args.threads, target=args.target_false_hit_rate,
                         progress=not args.no_progress)
     cfg = quick(cfg) if args.quick else cfg
@@ -63,7 +63,7 @@ def train(cfg: TrainSettings, args: argparse.Namespace, out: Path) -> dict:
     from cachegate.matcher_train import fitting, simulate, verified
     from cachegate.matcher_train.pairs import triplets
     from cachegate.matcher_train.retrieval import train_projection
-    from cachegate.semantic.matcher_files import save_projection
+    from cachegate.cache.semantic.matcher_files import save_projection
     torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed)
     np.random.seed(cfg.seed)
@@ -140,7 +140,7 @@ def train_verifier_stage(corpus, vectors: dict[str, np.ndarray], projection: np.
     from cachegate.matcher_train import pairs as mining
     from cachegate.matcher_train.retrieval import apply_projection
     from cachegate.matcher_train.verifier_train import train_verifier
-    from cachegate.semantic.verifier import Verifier
+    from cachegate.cache.semantic.verifier import Verifier
     t = time.perf_counter()
     texts = sorted(vectors)
     tuned = dict(zip(texts, apply_projection(projection, np.stack([vectors[x] for x in texts]))))
@@ -161,13 +161,13 @@ class PlainVectors:
     """Plain MiniLM embeddings of texts (memoised on disk with --embedding-cache)."""
 
     def __init__(self, cache_dir: str | None) -> None:
-        from cachegate.semantic.embedder import PACKAGED, Embedder
+        from cachegate.cache.semantic.embedder import PACKAGED, Embedder
         self.embedder = Embedder(PACKAGED, cache_size=0)
         self.cache_dir = cache_dir
         self.known: dict[str, np.ndarray] = {}
 
     def __call__(self, texts: list[str]) -> dict[str, np.ndarray]:
-        from cachegate.semantic import datasets
+        from cachegate.cache.semantic import datasets
         missing = [t for t in texts if t not in self.known]
         if missing:
             self.known |= datasets.embed_all(self.embedder, missing, self.cache_dir)

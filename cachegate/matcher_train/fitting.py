@@ -16,7 +16,7 @@ import numpy as np
 from cachegate.matcher_train import simulate
 from cachegate.matcher_train.data import Corpus
 from cachegate.matcher_train.settings import TrainSettings
-from cachegate.semantic.policy_file import packaged_policy
+from cachegate.cache.semantic.policy_file import packaged_policy
 from policies.calibration import TARGETS, wilson_upper, z_for
 from policies.matcher import EVIDENCE, Cut, MatcherPolicy
 from policies.thresholds import ContextGate

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cachegate.semantic import datasets
+from cachegate.cache.semantic import datasets
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cachegate.semantic import datasets
+from cachegate.cache.semantic import datasets
 from policies.matcher import Cut, MatcherPolicy
 from policies.thresholds import Candidate
 

@@ -32,7 +32,7 @@ def load(path: str) -> list[Label]:
 def from_curated(path: str) -> list[Label]:
     """A curated library's example questions as right pairs: each example with the next of the same answer (the
     operators vouched that one answer serves them all)."""
-    from cachegate.curated.records import read_file
+    from cachegate.cache.curated.records import read_file
     out = []
     for answer in read_file(path):
         questions = [q.strip() for q in answer.questions if q.strip()]

@@ -1,20 +1,20 @@
 """Training the verifier: sentence-transformers' CrossEncoder over the packaged MiniLM's first layers (embeddings
 frozen) and a new one-logit head, fine-tuned with BinaryCrossEntropyLoss on mined pairs. What changed is written
-as int8 deltas from the packaged weights (`cachegate.semantic.matcher_files.save_verifier`)."""
+as int8 deltas from the packaged weights (`cachegate.cache.semantic.matcher_files.save_verifier`)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from cachegate.matcher_train.pairs import Labelled
 from cachegate.matcher_train.settings import TrainSettings
-from cachegate.semantic.matcher_files import base_verifier, save_verifier
+from cachegate.cache.semantic.matcher_files import base_verifier, save_verifier
 
 
 def cross_encoder(cfg: TrainSettings):
     import torch
     from sentence_transformers import CrossEncoder
 
-    from cachegate.semantic.embedder import PACKAGED, resolve_path
+    from cachegate.cache.semantic.embedder import PACKAGED, resolve_path
     torch.manual_seed(cfg.seed)
     model = CrossEncoder(resolve_path(PACKAGED), num_labels=1, max_length=cfg.max_length, device="cpu",
                          config_kwargs={"num_hidden_layers": cfg.layers})

@@ -8,9 +8,9 @@ from collections import Counter as CounterT
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-from cachegate.accounting import PriceList
+from cachegate.telemetry.accounting import PriceList
 from cachegate.backends.base import BackendRequest, Chunk, Usage
-from cachegate.stats import SAVED, Stats
+from cachegate.telemetry.stats import SAVED, Stats
 from cachegate.telemetry.histogram import bucket_of
 from cachegate.telemetry.ledger import Ledger
 from cachegate.telemetry.metrics import Metrics

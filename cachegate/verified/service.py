@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from cachegate.backends.base import BackendRequest
 from cachegate.errors import APIError
-from cachegate.semantic.entry import parse_id
+from cachegate.cache.semantic.entry import parse_id
 from cachegate.verified.controller import TargetController
 from cachegate.verified.labels import Label, VerifiedLabels
 from cachegate.verified.served import Served, ServedHits

@@ -14,8 +14,8 @@ from collections.abc import Awaitable, Callable
 import numpy as np
 
 from cachegate.backends.base import BackendRequest, Backend
-from cachegate.backends.fallback import generate_with_fallback
-from cachegate.routing import Route
+from cachegate.routing.fallback import generate_with_fallback
+from cachegate.routing.router import Route
 
 log = logging.getLogger(__name__)
 

@@ -84,7 +84,7 @@ def measure(args: argparse.Namespace, base: str) -> dict[str, Any]:
 def import_library(base: str, token: str | None, path: str) -> None:
     import httpx
 
-    from cachegate.curated.records import read_file
+    from cachegate.cache.curated.records import read_file
     records = [a.model_dump(exclude={"updated"}) for a in read_file(path)]
     r = httpx.post(base + "/admin/api/answers", json={"answers": records}, timeout=600,
                    headers={"authorization": f"Bearer {token or ''}"})
@@ -96,7 +96,7 @@ def import_library(base: str, token: str | None, path: str) -> None:
 def gateway_totals(base: str, token: str | None) -> dict[str, Any] | None:
     if not token:
         return None
-    from cachegate.stats_cli import fetch
+    from cachegate.commands.stats import fetch
     try:
         return fetch(base, token)["totals"]
     except (OSError, ValueError, KeyError) as exc:     # the estimate from usage stands in

@@ -6,7 +6,7 @@ from collections import Counter
 import pytest
 from fastapi.testclient import TestClient
 
-from cachegate.app import create_app
+from cachegate.api.app import create_app
 from tests.gateway.conftest import make_settings
 from tests.support.fake_backend import EchoBackend
 

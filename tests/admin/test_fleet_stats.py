@@ -8,7 +8,7 @@ import uuid
 import pytest
 from fastapi.testclient import TestClient
 
-from cachegate.app import create_app
+from cachegate.api.app import create_app
 from tests.admin.conftest import ADMIN, TOKEN, chat
 from tests.gateway.conftest import make_settings
 from tests.support.fake_backend import EchoBackend

@@ -7,8 +7,8 @@ import re
 import httpx
 import pytest
 
-from cachegate.app import create_app
-from cachegate.cli import main
+from cachegate.api.app import create_app
+from cachegate.commands.main import main
 from tests.admin.conftest import TOKEN
 from tests.gateway.conftest import make_settings
 from tests.support.fake_backend import EchoBackend

@@ -8,7 +8,7 @@ import json
 import openai
 import pytest
 
-from cachegate.app import create_app
+from cachegate.api.app import create_app
 from cachegate.settings import load_settings
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.live_server import LiveServer

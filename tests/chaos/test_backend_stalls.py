@@ -7,7 +7,7 @@ import time
 
 import httpx
 
-from cachegate.app import create_app
+from cachegate.api.app import create_app
 from tests.gateway.conftest import make_settings
 from tests.support.fake_backend import EchoBackend
 from tests.support.fake_upstream import FakeUpstream
@@ -45,5 +45,5 @@ async def test_stalled_backend_times_out_in_bounded_time_and_others_are_served()
 
 def backends_of(settings):
     """The real upstream backend (retries, timeouts) for `stuck`, the stand-in for `echo`."""
-    from cachegate.services import build_backends
+    from cachegate.build import build_backends
     return build_backends(settings) | {"echo": EchoBackend()}

@@ -9,7 +9,7 @@ from collections import Counter
 import httpx
 import pytest
 
-from cachegate.app import create_app
+from cachegate.api.app import create_app
 from tests.gateway.conftest import make_settings
 from tests.support.fake_backend import EchoBackend
 from tests.support.live_server import LiveServer

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from cachegate.cli import main
-from cachegate.serve import settings_from_args
+from cachegate.commands.main import main
+from cachegate.commands.serve import settings_from_args
 from cachegate.settings import Settings, load_settings
 
 

@@ -10,8 +10,8 @@ import pytest
 import yaml
 from fastapi.testclient import TestClient
 
-from cachegate.app import create_app
-from cachegate.cli import main
+from cachegate.api.app import create_app
+from cachegate.commands.main import main
 from tests.gateway.conftest import make_settings
 from tests.support.fake_backend import EchoBackend
 from tests.support.live_server import LiveServer

@@ -8,8 +8,8 @@ import json
 import pytest
 from fastapi.testclient import TestClient
 
-from cachegate.app import create_app
-from cachegate.curated.records import read_csv, read_jsonl
+from cachegate.api.app import create_app
+from cachegate.cache.curated.records import read_csv, read_jsonl
 from tests.gateway.conftest import make_settings
 from tests.support.fake_backend import EchoBackend
 

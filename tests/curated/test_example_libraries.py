@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from cachegate.curated.records import read_file
+from cachegate.cache.curated.records import read_file
 from loadtests.libraries import HERE, code_completion, customer_service
 from loadtests.loadgen.falsehits import judge
 from loadtests.loadgen.result import Result

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from cachegate.app import create_app
+from cachegate.api.app import create_app
 from cachegate.distill.entry import AnswerEntry, read_entries
 from tests.gateway.conftest import make_settings
 from tests.support.fake_backend import EchoBackend

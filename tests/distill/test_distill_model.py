@@ -8,7 +8,7 @@ import json
 import pytest
 import torch
 
-from cachegate.cli import main
+from cachegate.commands.main import main
 from cachegate.distill.data import prompt_ids
 from cachegate.distill.entry import AnswerEntry, write_entries
 from engine import LLMEngine, SamplingParams

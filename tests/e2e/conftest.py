@@ -4,7 +4,7 @@ from __future__ import annotations
 import openai
 import pytest
 
-from cachegate.app import create_app
+from cachegate.api.app import create_app
 from cachegate.settings import load_settings
 from tests.support.live_server import LiveServer
 

@@ -7,7 +7,7 @@ import httpx
 import openai
 import pytest
 
-from cachegate.app import create_app
+from cachegate.api.app import create_app
 from cachegate.settings import load_settings
 from tests.support.engine_process import EngineProcess
 from tests.support.live_server import LiveServer

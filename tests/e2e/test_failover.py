@@ -9,7 +9,7 @@ import time
 import openai
 import pytest
 
-from cachegate.app import create_app
+from cachegate.api.app import create_app
 from cachegate.settings import load_settings
 from tests.support.engine_process import EngineProcess
 from tests.support.fake_upstream import FakeUpstream

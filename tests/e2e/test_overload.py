@@ -9,7 +9,7 @@ import time
 import httpx
 import pytest
 
-from cachegate.app import create_app
+from cachegate.api.app import create_app
 from cachegate.backends.inprocess import InProcessBackend
 from cachegate.settings import ModelSettings, load_settings
 from engine.async_engine import AsyncEngine

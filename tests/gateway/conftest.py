@@ -6,7 +6,7 @@ import os
 import pytest
 from fastapi.testclient import TestClient
 
-from cachegate.app import create_app
+from cachegate.api.app import create_app
 from cachegate.settings import deep_merge, load_settings
 from tests.support.fake_backend import EchoBackend
 

@@ -6,7 +6,7 @@ import json
 import pytest
 from fastapi.testclient import TestClient
 
-from cachegate.app import create_app
+from cachegate.api.app import create_app
 from cachegate.backends.base import BackendRequest
 from cachegate.cache.keys import exact_key
 from engine.sampling_params import SamplingParams

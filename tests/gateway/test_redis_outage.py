@@ -6,7 +6,7 @@ import time
 import pytest
 from fastapi.testclient import TestClient
 
-from cachegate.app import create_app
+from cachegate.api.app import create_app
 from tests.gateway.conftest import chat, make_settings
 from tests.support.fake_backend import EchoBackend
 from tests.support.redis_server import RedisServer

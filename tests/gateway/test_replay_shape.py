@@ -8,7 +8,7 @@ import time
 import pytest
 from fastapi.testclient import TestClient
 
-from cachegate.app import create_app
+from cachegate.api.app import create_app
 from cachegate.cache.answer import CachedAnswer
 from cachegate.backends.base import Usage
 from cachegate.pipeline import replay

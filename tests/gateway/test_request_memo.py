@@ -6,8 +6,8 @@ import json
 
 from fastapi.testclient import TestClient
 
-from cachegate.app import create_app
-from cachegate.request_memo import RequestMemo
+from cachegate.api.app import create_app
+from cachegate.api.request_memo import RequestMemo
 from tests.gateway.conftest import make_settings
 from tests.support.fake_backend import EchoBackend
 

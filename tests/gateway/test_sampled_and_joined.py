@@ -7,7 +7,7 @@ import threading
 
 from fastapi.testclient import TestClient
 
-from cachegate.app import create_app
+from cachegate.api.app import create_app
 from tests.gateway.conftest import chat, make_settings
 from tests.support.fake_backend import EchoBackend
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from cachegate.cli import main
+from cachegate.commands.main import main
 from loadtests.loadgen.guard import loopback_base
 
 

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
-from cachegate.app import create_app
-from cachegate.cli import main
-from cachegate.router_cli import compare, dedupe, inputs, labels, length_threshold, split
+from cachegate.api.app import create_app
+from cachegate.commands.main import main
+from cachegate.commands.router import compare, dedupe, inputs, labels, length_threshold, split
 from loadtests.router_examples import generate
 from policies.learned_router import LearnedRouter, features, fit
 from tests.gateway.conftest import make_settings

@@ -3,7 +3,7 @@ prompt length too) without deciding the tier on their own."""
 from __future__ import annotations
 
 from cachegate.backends.base import BackendRequest
-from cachegate.routing import route_input
+from cachegate.routing.router import route_input
 from engine.sampling_params import SamplingParams
 from policies.routing import LARGE, SMALL, ComplexityRouter, RouteInput
 

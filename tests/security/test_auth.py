@@ -7,9 +7,9 @@ import uuid
 import pytest
 from fastapi.testclient import TestClient
 
-from cachegate.app import create_app
-from cachegate.auth import digest
-from cachegate.cli import main
+from cachegate.api.app import create_app
+from cachegate.access.auth import digest
+from cachegate.commands.main import main
 from tests.gateway.conftest import make_settings
 from tests.support.fake_backend import EchoBackend
 
@@ -98,7 +98,7 @@ def test_keys_from_redis(redis_url, backend, capsys):
 async def test_bogus_keys_never_grow_the_remembered_keys_past_their_bound(redis_url):
     import redis.asyncio as aioredis
 
-    from cachegate.auth import KeyRing
+    from cachegate.access.auth import KeyRing
     from cachegate.errors import Unauthorized
     from cachegate.settings import AuthSettings
     client = aioredis.Redis.from_url(redis_url)

@@ -13,7 +13,7 @@ import schemathesis
 from schemathesis import checks
 from hypothesis import HealthCheck, given, settings
 
-from cachegate.app import create_app
+from cachegate.api.app import create_app
 from tests.gateway.conftest import make_settings
 from tests.support.fake_backend import EchoBackend
 from tests.support.live_server import LiveServer

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from cachegate.app import create_app
-from cachegate.semantic.embedder import PACKAGED, load_model, resolve_precision
+from cachegate.api.app import create_app
+from cachegate.cache.semantic.embedder import PACKAGED, load_model, resolve_precision
 from tests.gateway.conftest import make_settings
 from tests.support.fake_backend import EchoBackend
 

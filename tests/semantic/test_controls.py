@@ -6,7 +6,7 @@ import threading
 import pytest
 from fastapi.testclient import TestClient
 
-from cachegate.app import create_app
+from cachegate.api.app import create_app
 from tests.gateway.conftest import make_settings
 from tests.semantic.conftest import ask
 from tests.semantic.test_semantic_tier import PARAPHRASE, QUESTION
@@ -43,7 +43,7 @@ def test_max_age_refuses_older_answers(client, monkeypatch):
     import time
     ask(client, QUESTION)
     later = time.time() + 100
-    monkeypatch.setattr("cachegate.semantic.tier.time.time", lambda: later)
+    monkeypatch.setattr("cachegate.cache.semantic.tier.time.time", lambda: later)
     monkeypatch.setattr("cachegate.pipeline.time.time", lambda: later)
     assert cache_of(ask(client, PARAPHRASE, headers={"cache-control": "max-age=50"})) == "miss"
     assert cache_of(ask(client, QUESTION.lower(), cache={"s-maxage": 500})) == "hit-semantic"

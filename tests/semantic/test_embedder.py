@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cachegate.semantic.embedder import Embedder, length_buckets, native_bf16, resolve_precision
+from cachegate.cache.semantic.embedder import Embedder, length_buckets, native_bf16, resolve_precision
 
 
 def test_length_buckets_group_similar_lengths_and_cover_every_row():

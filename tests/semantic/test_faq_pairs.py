@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cachegate.semantic.datasets import read_pairs_csv
-from cachegate.semantic.embedder import Embedder
-from cachegate.semantic.policy_file import packaged_policy
+from cachegate.cache.semantic.datasets import read_pairs_csv
+from cachegate.cache.semantic.embedder import Embedder
+from cachegate.cache.semantic.policy_file import packaged_policy
 from policies.thresholds import Candidate, policy_from_dict
 from tests.semantic.conftest import answer, ask
 

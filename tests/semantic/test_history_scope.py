@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 
 from cachegate.backends.base import BackendRequest, Usage
 from cachegate.cache.answer import CachedAnswer
-from cachegate.semantic.context import history_digest, probe_of
+from cachegate.cache.semantic.context import history_digest, probe_of
 from engine.sampling_params import SamplingParams
 from tests.semantic.conftest import ask, semantic_app
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cachegate.semantic.catalog import Catalog, Meta
-from cachegate.semantic.index import IndexConfig, ScopeIndex
+from cachegate.cache.semantic.catalog import Catalog, Meta
+from cachegate.cache.semantic.index import IndexConfig, ScopeIndex
 
 
 def unit(rng, n, d=32):

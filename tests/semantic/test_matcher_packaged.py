@@ -7,8 +7,8 @@ import asyncio
 
 import pytest
 
-from cachegate import evaluate
-from cachegate.semantic.embedder import Embedder
+from cachegate.commands import evaluate
+from cachegate.cache.semantic.embedder import Embedder
 from policies.matcher import MatcherPolicy
 
 CACHED = {
@@ -56,7 +56,7 @@ def test_an_out_of_scope_question_misses(tier, question):
 
 
 def test_the_packaged_matcher_is_small_and_carries_its_fitted_figures():
-    from cachegate.semantic.matcher_files import packaged_folder, read_matcher
+    from cachegate.cache.semantic.matcher_files import packaged_folder, read_matcher
     folder = packaged_folder()
     assert sum(f.stat().st_size for f in folder.iterdir()) <= 10_000_000
     fitted = read_matcher(folder)["fitted"]["sets"]["intents (unseen domains, cross-fitted)"]

@@ -8,7 +8,7 @@ from cachegate.matcher_train.data import pair_folds, split_qqp
 from cachegate.matcher_train.fitting import fit_lone, fit_rivalled
 from cachegate.matcher_train.simulate import Lookups
 from cachegate.matcher_train.pairs import DistinctGroupBatches, nearest_others, verifier_pairs
-from cachegate.semantic.datasets import Pair
+from cachegate.cache.semantic.datasets import Pair
 from policies.calibration import z_for
 from policies.matcher import Cut
 

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from cachegate.app import create_app
+from cachegate.api.app import create_app
 from tests.semantic.conftest import answer, ask
 from tests.semantic.redis_settings import redis_settings
 from tests.semantic.test_semantic_tier import PARAPHRASE, QUESTION

@@ -53,7 +53,7 @@ def test_other_system_prompt_never_hits(client):
 def test_other_model_never_hits(backend):
     from fastapi.testclient import TestClient
 
-    from cachegate.app import create_app
+    from cachegate.api.app import create_app
     from tests.gateway.conftest import make_settings
     from tests.support.fake_backend import EchoBackend
     other = EchoBackend(name="echo-large", tier="large")
@@ -68,7 +68,7 @@ def test_other_model_never_hits(backend):
 def test_other_tenant_never_hits(backend):
     from fastapi.testclient import TestClient
 
-    from cachegate.app import create_app
+    from cachegate.api.app import create_app
     from tests.gateway.conftest import make_settings
     keys = [{"key": "sk-acme", "tenant": "acme"}, {"key": "sk-globex", "tenant": "globex"}]
     with TestClient(create_app(make_settings(auth={"keys": keys}), backends={"echo": backend})) as client:
@@ -118,7 +118,7 @@ def test_entries_expire_after_their_ttl(client, tier, monkeypatch):
     import time as clock
     ask(client, QUESTION, cache={"ttl": 60})
     later = clock.time() + 120
-    monkeypatch.setattr("cachegate.semantic.tier.time.time", lambda: later)
+    monkeypatch.setattr("cachegate.cache.semantic.tier.time.time", lambda: later)
     monkeypatch.setattr("cachegate.pipeline.time.time", lambda: later)
     assert ask(client, PARAPHRASE).headers["x-cachegate-cache"] == "miss"
     assert tier.sweep() >= 1
@@ -127,7 +127,7 @@ def test_entries_expire_after_their_ttl(client, tier, monkeypatch):
 def test_namespace_ttl_bounds_the_entry(backend):
     from fastapi.testclient import TestClient
 
-    from cachegate.app import create_app
+    from cachegate.api.app import create_app
     from tests.gateway.conftest import make_settings
     settings = make_settings(cache={"semantic": {"namespaces": {"short": {"ttl_s": 5}}}})
     with TestClient(create_app(settings, backends={"echo": backend})) as client:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from fastapi.testclient import TestClient
 
-from cachegate.semantic.entry import _pack, _unpack
+from cachegate.cache.semantic.entry import _pack, _unpack
 from tests.semantic.conftest import ask, semantic_app
 
 CANDIDATES = [f"What are the opening hours of store number {i} on public holidays?" for i in range(60)]

@@ -7,7 +7,7 @@ import pytest
 
 from cachegate.backends.base import Chunk
 from cachegate.errors import BackendUnavailable
-from cachegate.semantic.singleflight import SingleFlight
+from cachegate.cache.singleflight import SingleFlight
 
 
 async def slow_stream(calls: list, fail: bool = False):

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from cachegate.matcher_train.data import DEFAULT_DATA
-from cachegate.semantic.matcher_files import load_policy
-from cachegate.semantic.verifier import Verifier
+from cachegate.cache.semantic.matcher_files import load_policy
+from cachegate.cache.semantic.verifier import Verifier
 from policies.thresholds import Candidate
 
 pytestmark = pytest.mark.skipif(not (DEFAULT_DATA / "intents" / "clinc150.json").exists(),

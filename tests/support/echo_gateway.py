@@ -13,7 +13,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 def main(port: int, redis_url: str, prefix: str) -> None:
     import uvicorn
 
-    from cachegate.app import create_app
+    from cachegate.api.app import create_app
     from tests.semantic.redis_settings import redis_settings
     from tests.support.fake_backend import EchoBackend
     app = create_app(redis_settings(redis_url, prefix), backends={"echo": EchoBackend()})

@@ -16,7 +16,7 @@ class LiveServer:
         self.port = free_port()
         options = dict(host="127.0.0.1", port=self.port, log_level="warning", timeout_graceful_shutdown=2)
         if settings is not None:
-            from cachegate.serve import uvicorn_config
+            from cachegate.commands.serve import uvicorn_config
             config = uvicorn_config(app, settings, **options)
         else:
             config = uvicorn.Config(app, **options)

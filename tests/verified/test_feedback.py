@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from cachegate.app import create_app
+from cachegate.api.app import create_app
 from tests.gateway.conftest import make_settings
 from tests.support.fake_backend import EchoBackend
 

@@ -1,0 +1,127 @@
+"""The admin API the dashboard uses: figures (`/admin/api/stats`), entry search, invalidating one
+entry, purging a tenant or namespace, and changing a namespace's semantic threshold. Every route
+requires the admin bearer token."""
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+from fastapi import APIRouter, Request
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from cachegate.api.admin.auth import require_admin
+from cachegate.errors import APIError, InvalidRequest
+from cachegate.cache.semantic.entry import parse_id
+from cachegate.build import Services
+from cachegate.telemetry.health import health
+from cachegate.telemetry.report import report
+from cachegate.api.translate import parse_body
+from policies.matcher import MatcherPolicy
+from policies.thresholds import CalibratedPolicy, CosinePolicy
+
+router = APIRouter(prefix="/admin/api")
+EXACT_KEY = re.compile(r"^[0-9a-f]{64}$")
+SEMANTIC_ID = re.compile(r"^[0-9a-f]{16}$")
+
+
+class Purge(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    tenant: str = Field(min_length=1)
+    namespace: str | None = Field(None, min_length=1)
+
+
+class Threshold(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    namespace: str = Field(min_length=1)
+    threshold: float | None = Field(None, ge=-1, le=1)                  # cosine policy
+    target_false_hit_rate: float | None = Field(None, gt=0, lt=1)       # calibrated policy
+
+    @model_validator(mode="after")
+    def one_value(self) -> Threshold:
+        if (self.threshold is None) == (self.target_false_hit_rate is None):
+            raise ValueError("give exactly one of 'threshold' (cosine policy) or 'target_false_hit_rate'")
+        return self
+
+
+def services_of(http: Request) -> Services:
+    require_admin(http)
+    return http.app.state.services
+
+
+@router.get("/stats")
+async def stats(http: Request) -> dict[str, Any]:
+    services = services_of(http)
+    telemetry = services.telemetry
+    out = report(await telemetry.window()) | await health(services)
+    out["top_entries"] = services.gateway.ledger.top(20)
+    out["recent_misses"] = services.gateway.ledger.recent_misses(20)
+    out["semantic_policy"] = policy_view(services)
+    out["scope"] = "fleet" if telemetry.fleet else "replica"
+    return out
+
+
+@router.get("/entries")
+async def search(http: Request, q: str = "", limit: int = 50) -> dict[str, Any]:
+    services = services_of(http)
+    ledger = services.gateway.ledger
+    return {"entries": ledger.search(q, limit) if q else ledger.top(limit)}
+
+
+@router.delete("/entries/{key}")
+async def invalidate(http: Request, key: str) -> dict[str, Any]:
+    services = services_of(http)
+    gateway = services.gateway
+    if EXACT_KEY.match(key) and gateway.exact is not None:
+        deleted = await gateway.exact.delete(key)
+    elif SEMANTIC_ID.match(key) and gateway.semantic is not None:
+        deleted = bool(await gateway.semantic.delete([parse_id(key)]))
+    else:
+        raise InvalidRequest(f"'{key}' is neither an exact key (64 hex) nor a semantic entry id (16 hex)",
+                             param="key")
+    gateway.ledger.forget(key)
+    return {"deleted": key if deleted else None}
+
+
+@router.post("/purge")
+async def purge(http: Request) -> dict[str, Any]:
+    services = services_of(http)
+    body: Purge = parse_body(await http.body(), Purge)
+    gateway = services.gateway
+    exact = await gateway.exact.purge(body.tenant, body.namespace) if gateway.exact is not None else 0
+    semantic = 0
+    if gateway.semantic is not None:
+        fields = {"tenant": body.tenant} | ({"namespace": body.namespace} if body.namespace else {})
+        semantic = len(await gateway.semantic.delete(gateway.semantic.catalog.ids_where(**fields)))
+    gateway.ledger.forget_where(body.tenant, body.namespace)
+    return {"exact": exact, "semantic": semantic}
+
+
+@router.post("/thresholds")
+async def set_threshold(http: Request) -> dict[str, Any]:
+    services = services_of(http)
+    body: Threshold = parse_body(await http.body(), Threshold)
+    tier = services.gateway.semantic
+    if tier is None:
+        raise APIError("The semantic tier is disabled", status=404, type="not_found_error", code="semantic_disabled")
+    policy = tier.policy
+    if isinstance(policy, CosinePolicy) and body.threshold is not None:
+        tier.policy = dataclasses.replace(policy, namespaces={**policy.namespaces, body.namespace: body.threshold})
+    elif isinstance(policy, (CalibratedPolicy, MatcherPolicy)) and body.target_false_hit_rate is not None:
+        tier.policy = dataclasses.replace(
+            policy, namespaces={**policy.namespaces, body.namespace: body.target_false_hit_rate})
+    else:
+        wanted = "threshold" if isinstance(policy, CosinePolicy) else "target_false_hit_rate"
+        raise InvalidRequest(f"the semantic policy is {type(policy).__name__}: set '{wanted}'", param=wanted)
+    return policy_view(services)
+
+
+def policy_view(services: Services) -> dict[str, Any] | None:
+    tier = services.gateway.semantic
+    if tier is None:
+        return None
+    policy = tier.policy
+    if isinstance(policy, CosinePolicy):
+        return {"kind": "cosine", "threshold": policy.threshold, "namespaces": dict(policy.namespaces)}
+    return {"kind": "calibrated", "target_false_hit_rate": getattr(policy, "target", None),
+            "namespaces": dict(getattr(policy, "namespaces", {}))}

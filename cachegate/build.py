@@ -1,0 +1,185 @@
+"""Assembly: the stores, tiers, backends and pipeline the app serves with, built from the settings.
+
+Tests inject their own backends; everything else comes from the same settings object.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+
+from typing import Any
+
+from cachegate.telemetry.accounting import PriceList
+from cachegate.access.auth import KeyRing
+from cachegate.backends.base import Backend, ModelInfo
+from cachegate.backends.pool import TierPool
+from cachegate.backends.resilience import CircuitBreaker, ResilientBackend, RetryPolicy
+from cachegate.cache.exact import ExactTier
+from cachegate.distill.log import build_answer_log
+from cachegate.cache.curated.library import CuratedLibrary, build_library
+from cachegate.pipeline import CachePolicy, Gateway
+from cachegate.cache.singleflight import SingleFlight
+from cachegate.cache.semantic.tier import SemanticTier
+from cachegate.access.ratelimit import RateLimiter
+from cachegate.api.request_memo import RequestMemo
+from cachegate.verified.service import Verification
+from cachegate.verified.service import build as build_verification
+from cachegate.routing.router import ModelRouter
+from cachegate.settings import ModelSettings, Settings
+from cachegate.telemetry.stats import Stats
+from cachegate.telemetry.ledger import Ledger
+from cachegate.telemetry.recorder import Telemetry
+from cachegate.telemetry.series import MinuteSeries, RedisSeries
+from cachegate.stores.guarded import GuardedStore, StoreHealth
+from cachegate.stores.factory import open_store
+from policies.admission import AdmissionPolicy
+
+
+@dataclass
+class Services:
+    settings: Settings
+    gateway: Gateway
+    stats: Stats
+    telemetry: Telemetry
+    keys: KeyRing
+    limiter: RateLimiter
+    stores: dict[str, GuardedStore] = field(default_factory=dict)
+    started: int = field(default_factory=lambda: int(time.time()))
+    semantic: SemanticTier | None = None
+    redis: Any = None
+    requests: RequestMemo = field(default_factory=RequestMemo)     # bodies seen before, parsed
+    verification: Verification | None = None                      # shadow checks, feedback, the FHR target
+
+    async def close(self) -> None:
+        if self.verification is not None:
+            self.verification.close()
+        await self.telemetry.close()
+        for backend in self.gateway.backends.values():
+            await backend.close()
+        if self.semantic is not None:
+            await self.semantic.close()
+        if self.gateway.curated is not None:
+            await self.gateway.curated.close()
+        for store in self.stores.values():
+            await store.close()
+        if self.redis is not None:
+            await self.redis.aclose()
+        if self.gateway.answer_log is not None:
+            await self.gateway.answer_log.close()
+
+
+def build_backends(settings: Settings) -> dict[str, Backend]:
+    """Each model: its replicas, each behind retries and a breaker, pooled by least outstanding."""
+    return {m.name: TierPool(m.name, [resilient(replica, m) for replica in replicas_of(m)])
+            for m in settings.models}
+
+
+def replicas_of(model: ModelSettings) -> list[Backend]:
+    if model.backend == "inprocess":
+        from cachegate.backends.inprocess import InProcessBackend
+        return [InProcessBackend(model)]
+    from cachegate.backends.upstream import UpstreamBackend
+    api_key = os.environ.get(model.api_key_env) if model.api_key_env else None
+    return [UpstreamBackend(ModelInfo(model.name, model.tier, model.max_context or 0, model.default_max_tokens),
+                            url, model.upstream_model, api_key, model.connect_timeout_s, model.read_timeout_s,
+                            forward_tenant=model.backend == "engine")
+            for url in model.replicas]
+
+
+def resilient(backend: Backend, model: ModelSettings) -> ResilientBackend:
+    r, b = model.retry, model.breaker
+    return ResilientBackend(backend, RetryPolicy(r.attempts, r.base_delay_s, r.max_delay_s, r.jitter),
+                            CircuitBreaker(b.failure_threshold, b.reset_after_s))
+
+
+async def build_services(settings: Settings, backends: dict[str, Backend] | None = None) -> Services:
+    backends = backends if backends is not None else build_backends(settings)
+    for backend in backends.values():
+        await backend.start()
+    stats = Stats()
+    stores: dict[str, GuardedStore] = {}
+    redis_health = StoreHealth("redis", settings.redis.retry_interval_s)    # one Redis, one health
+    exact = None
+    if settings.cache.exact.enabled:
+        cfg = settings.cache.exact
+        stores["exact"] = open_store("exact", cfg.store, cfg.max_bytes, settings.redis,
+                                     redis_health if cfg.store == "redis" else None)
+        exact = ExactTier(stores["exact"], settings.cache.exact.namespace, settings.cache.exact.ttl_s)
+    semantic = await start_semantic(settings, stores, redis_health)
+    for store in stores.values():
+        store.watch()
+    namespace_ttl = {n: s.ttl_s for n, s in settings.cache.semantic.namespaces.items() if s.ttl_s}
+    admission = AdmissionPolicy(store_truncated=settings.cache.semantic.store_truncated,
+                                exact_stores_truncated=settings.cache.exact.store_truncated,
+                                ttl_s=settings.cache.exact.ttl_s,
+                                namespace_ttl_s=namespace_ttl)
+    flights = SingleFlight() if settings.cache.single_flight else None
+    router = ModelRouter.from_settings(settings, embed=router_embedder(settings, semantic))
+    ledger = Ledger()
+    policy = CachePolicy(sampled=settings.cache.sampled, pacing=settings.cache.replay_pacing)
+    answer_log = build_answer_log(settings.distill, settings.redis.url, settings.redis.key_prefix,
+                                  settings.redis.socket_timeout_s)
+    curated = await start_curated(settings, semantic, stores)
+    gateway = Gateway(backends, exact, admission, stats, semantic, flights, router, ledger, policy, answer_log,
+                      curated)
+    telemetry = build_telemetry(settings, stats, ledger)
+    redis = redis_client(settings)
+    keys = KeyRing(settings.auth, redis, settings.redis.key_prefix)
+    limiter = RateLimiter(redis, settings.redis.key_prefix)
+    return Services(settings, gateway, stats, telemetry, keys, limiter, stores, semantic=semantic, redis=redis,
+                    verification=build_verification(settings, gateway))
+
+
+async def start_curated(settings: Settings, semantic: SemanticTier | None,
+                        stores: dict[str, GuardedStore]) -> CuratedLibrary | None:
+    """Curated answers live beside the semantic tier (its store, embedder and decision)."""
+    if semantic is None or not settings.cache.curated.enabled:
+        return None
+    library = build_library(settings, semantic, stores["semantic"])
+    await library.start()
+    return library
+
+
+def redis_client(settings: Settings):
+    """One shared client for auth keys and rate limits (the stores and stats keep their own)."""
+    if not settings.redis.url:
+        return None
+    from cachegate.stores.redis import connect
+    return connect(settings.redis.url, settings.redis.socket_timeout_s)
+
+
+def build_telemetry(settings: Settings, stats: Stats, ledger: Ledger) -> Telemetry:
+    local = MinuteSeries(settings.admin.series_minutes, flushed=bool(settings.redis.url))
+    fleet = None
+    if settings.redis.url:
+        from cachegate.stores.redis import connect
+        fleet = RedisSeries(local, connect(settings.redis.url, settings.redis.socket_timeout_s),
+                            settings.redis.key_prefix)
+    telemetry = Telemetry(stats, PriceList.from_settings(settings), local, ledger, fleet)
+    telemetry.routing_reference = next((m.name for m in settings.models if m.tier == "large"), None)
+    telemetry.start_flushing(settings.admin.flush_interval_s)
+    return telemetry
+
+
+def router_embedder(settings: Settings, semantic: SemanticTier | None):
+    """The learned router reads sentence embeddings: the semantic tier's embedder, or its own."""
+    if settings.routing.policy != "learned":
+        return None
+    if semantic is not None:
+        return semantic.embedder.embed
+    from cachegate.cache.semantic.embedder import Embedder
+    cfg = settings.cache.semantic.embedder
+    return Embedder(cfg.model, cfg.max_batch, cfg.max_wait_ms).embed
+
+
+async def start_semantic(settings: Settings, stores: dict[str, GuardedStore],
+                         redis_health: StoreHealth) -> SemanticTier | None:
+    if not settings.cache.semantic.enabled:
+        return None
+    from cachegate.cache.semantic.assemble import build_semantic_store, build_semantic_tier
+    shared = redis_health if settings.cache.semantic.store == "redis" else None
+    stores["semantic"] = build_semantic_store(settings, shared)
+    tier = build_semantic_tier(settings, stores["semantic"])
+    await tier.start()
+    return tier
