@@ -9,7 +9,8 @@ import logging
 
 import torch
 
-from engine.attention.backend import AttentionMetadata, DecodeMetadata, ExtendMetadata, select_backend
+from engine.attention.backend import AttentionMetadata, DecodeMetadata, ExtendMetadata
+from engine.attention.selection import select_backend
 from engine.compile import compile_layers
 from engine.config import EngineConfig, ModelConfig, dtype_name, parse_dtype
 from engine.cuda_graphs import DecodeGraphs

@@ -19,7 +19,7 @@ Both take `sliding_window` (0 = none; else position p attends to (p - window, p]
 return [tokens, num_q_heads, head_dim] in q's dtype. GQA: query head h reads KV head h // (Hq / Hkv).
 Host-side copies (`*_host` lists) ride along so CPU code never syncs with the device.
 
-Backends: `select_backend(device, name)` returns the Triton backend on CUDA when
+Backends: `engine.attention.selection.select_backend(device, name)` returns the Triton backend on CUDA when
 `engine.attention.triton_backend` imports and defines `TritonBackend` (an `AttentionBackend` built with
 no arguments); on CPU the `CpuBackend` (a C decode kernel) when its kernel builds; else
 `TorchReferenceBackend`. `prepare(meta)` runs once per step before the layers (a
@@ -28,13 +28,10 @@ backend may plan split counts or scratch buffers there); the default does nothin
 from __future__ import annotations
 
 import abc
-import importlib
-import logging
 from dataclasses import dataclass
 
 import torch
 
-log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -87,23 +84,3 @@ class AttentionBackend(abc.ABC):
     def decode(self, q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, meta: DecodeMetadata,
                sliding_window: int, scale: float) -> torch.Tensor:
         """q: [batch, Hq, D] -> [batch, Hq, D]."""
-
-
-def select_backend(device: torch.device | str, name: str = "auto") -> AttentionBackend:
-    """"auto": Triton on CUDA when its module imports, the C kernel on CPU when it builds, else the
-    torch reference; or name one ("cpu" still falls back to torch per call where the kernel cannot)."""
-    from engine.attention.cpu_backend import CpuBackend
-    from engine.attention.cpu_kernels import available
-    from engine.attention.torch_ref import TorchReferenceBackend
-    if name not in ("auto", "torch", "cpu", "triton"):
-        raise ValueError(f"unknown attention backend {name!r} (auto | torch | cpu | triton)")
-    if name == "cpu" or (name == "auto" and torch.device(device).type == "cpu" and available()):
-        return CpuBackend()
-    if name == "triton" or (name == "auto" and torch.device(device).type == "cuda"):
-        try:
-            return importlib.import_module("engine.attention.triton_backend").TritonBackend()
-        except (ImportError, AttributeError) as exc:
-            if name == "triton":
-                raise
-            log.warning("Triton attention unavailable (%s); using the torch reference", exc)
-    return TorchReferenceBackend()

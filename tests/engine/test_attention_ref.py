@@ -9,7 +9,8 @@ import math
 import pytest
 import torch
 
-from engine.attention.backend import DecodeMetadata, ExtendMetadata, select_backend
+from engine.attention.backend import DecodeMetadata, ExtendMetadata
+from engine.attention.selection import select_backend
 from engine.attention.torch_ref import TorchReferenceBackend
 
 BS, D = 4, 16

@@ -8,7 +8,8 @@ import torch
 
 pytest.importorskip("triton")
 
-from engine.attention.backend import AttentionMetadata, DecodeMetadata, ExtendMetadata, select_backend
+from engine.attention.backend import AttentionMetadata, DecodeMetadata, ExtendMetadata
+from engine.attention.selection import select_backend
 from engine.attention.torch_ref import TorchReferenceBackend
 from engine.attention.triton_backend import TritonBackend
 
