@@ -48,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
     import torch
     torch.set_num_threads(args.threads)
     from cachegate.distill import data
-    from cachegate.distill.entry import read_entries, write_entries
+    from cachegate.distill.entry import write_entries
+    from cachegate.distill.sinks import read_entries
     entries = data.unique(read_entries(args.source, args.tenant))
     train_set, held_out = data.split(entries, args.held_out, args.seed)
     if args.quick or args.max_examples:

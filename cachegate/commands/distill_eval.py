@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     torch.set_num_threads(args.threads)
     from cachegate.distill.compare import CompareOptions, compare, table
     from cachegate.distill.data import unique
-    from cachegate.distill.entry import read_entries
+    from cachegate.distill.sinks import read_entries
     entries = unique(read_entries(args.log))[:args.limit]
     if not entries:
         print(f"cachegate eval distill: no entries in {args.log}")

@@ -1,6 +1,6 @@
 """`AnswerEntry`: one logged request and the large model's answer to it, as one JSON line.
 
-The same shape in the file log, in Redis and in the held-out files `cachegate distill` writes; `read_entries`
+The same shape in the file log, in Redis and in the held-out files `cachegate distill` writes; `sinks.read_entries`
 reads any of them back (a JSONL file, a log folder, a redis:// URL), skipping lines that do not parse.
 """
 from __future__ import annotations
@@ -67,26 +67,6 @@ def read_lines(lines: Iterator[str]) -> Iterator[AnswerEntry]:
     for line in lines:
         if line.strip() and (entry := parse_line(line)) is not None:
             yield entry
-
-
-def read_entries(source: str | Path, tenant: str | None = None) -> list[AnswerEntry]:
-    """Entries from a JSONL file, a file-log folder (every tenant's files, oldest first) or a redis:// URL
-    (`redis://host:port/db?prefix=cachegate:`); only `tenant`'s when given."""
-    text = str(source)
-    if text.startswith(("redis://", "rediss://", "unix://")):
-        from cachegate.distill.sinks import read_redis
-        entries = read_redis(text, tenant)
-    else:
-        path = Path(source)
-        files = log_files(path) if path.is_dir() else [path]
-        entries = [e for f in files for e in read_lines(f.open(encoding="utf-8"))]
-    return [e for e in entries if tenant is None or e.tenant == tenant]
-
-
-def log_files(folder: Path) -> list[Path]:
-    """A file log's segments, each tenant's older segment (`.1.jsonl`) before its current one."""
-    current = sorted(p for p in folder.glob("*.jsonl") if not p.name.endswith(".1.jsonl"))
-    return [f for p in current for f in (p.with_suffix(".1.jsonl"), p) if f.is_file()]
 
 
 def write_entries(path: Path, entries: list[AnswerEntry]) -> None:

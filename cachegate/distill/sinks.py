@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit, urlunsplit
 
-from cachegate.distill.entry import AnswerEntry, parse_line
+from cachegate.distill.entry import AnswerEntry, parse_line, read_lines
 
 
 def tenant_file(tenant: str) -> str:
@@ -111,3 +111,22 @@ def read_redis(url: str, tenant: str | None = None) -> list[AnswerEntry]:
     finally:
         client.close()
     return [e for e in map(parse_line, lines) if e is not None]
+
+
+def read_entries(source: str | Path, tenant: str | None = None) -> list[AnswerEntry]:
+    """Entries from a JSONL file, a file-log folder (every tenant's files, oldest first) or a redis:// URL
+    (`redis://host:port/db?prefix=cachegate:`); only `tenant`'s when given."""
+    text = str(source)
+    if text.startswith(("redis://", "rediss://", "unix://")):
+        entries = read_redis(text, tenant)
+    else:
+        path = Path(source)
+        files = log_files(path) if path.is_dir() else [path]
+        entries = [e for f in files for e in read_lines(f.open(encoding="utf-8"))]
+    return [e for e in entries if tenant is None or e.tenant == tenant]
+
+
+def log_files(folder: Path) -> list[Path]:
+    """A file log's segments, each tenant's older segment (`.1.jsonl`) before its current one."""
+    current = sorted(p for p in folder.glob("*.jsonl") if not p.name.endswith(".1.jsonl"))
+    return [f for p in current for f in (p.with_suffix(".1.jsonl"), p) if f.is_file()]

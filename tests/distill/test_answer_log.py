@@ -6,7 +6,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from cachegate.api.app import create_app
-from cachegate.distill.entry import AnswerEntry, read_entries
+from cachegate.distill.entry import AnswerEntry
+from cachegate.distill.sinks import read_entries
 from tests.gateway.conftest import make_settings
 from tests.support.fake_backend import EchoBackend
 

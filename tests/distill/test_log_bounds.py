@@ -6,7 +6,8 @@ import uuid
 
 import pytest
 
-from cachegate.distill.entry import AnswerEntry, read_entries
+from cachegate.distill.entry import AnswerEntry
+from cachegate.distill.sinks import read_entries
 from cachegate.distill.sinks import FileSink, RedisSink, tenant_file
 from cachegate.stores.redis import connect
 
