@@ -15,14 +15,15 @@ from cachegate.access.auth import KeyRing
 from cachegate.backends.base import Backend, ModelInfo
 from cachegate.backends.pool import TierPool
 from cachegate.backends.resilience import CircuitBreaker, ResilientBackend, RetryPolicy
+from cachegate.build_parts import (admission_policy, build_semantic_store, build_semantic_tier, cache_policy,
+                                   exact_store, redis_client, routing_policy)
 from cachegate.cache.exact import ExactTier
 from cachegate.distill.log import build_answer_log
 from cachegate.cache.curated.library import CuratedLibrary, build_library
-from cachegate.pipeline import CachePolicy, Gateway
+from cachegate.pipeline import Gateway
 from cachegate.cache.singleflight import SingleFlight
 from cachegate.cache.semantic.tier import SemanticTier
 from cachegate.access.ratelimit import RateLimiter
-from cachegate.api.request_memo import RequestMemo
 from cachegate.verified.service import Verification
 from cachegate.verified.service import build as build_verification
 from cachegate.routing.router import ModelRouter
@@ -32,8 +33,6 @@ from cachegate.telemetry.ledger import Ledger
 from cachegate.telemetry.recorder import Telemetry
 from cachegate.telemetry.series import MinuteSeries, RedisSeries
 from cachegate.stores.guarded import GuardedStore, StoreHealth
-from cachegate.stores.factory import open_store
-from policies.admission import AdmissionPolicy
 
 
 @dataclass
@@ -48,7 +47,6 @@ class Services:
     started: int = field(default_factory=lambda: int(time.time()))
     semantic: SemanticTier | None = None
     redis: Any = None
-    requests: RequestMemo = field(default_factory=RequestMemo)     # bodies seen before, parsed
     verification: Verification | None = None                      # shadow checks, feedback, the FHR target
 
     async def close(self) -> None:
@@ -103,32 +101,27 @@ async def build_services(settings: Settings, backends: dict[str, Backend] | None
     exact = None
     if settings.cache.exact.enabled:
         cfg = settings.cache.exact
-        stores["exact"] = open_store("exact", cfg.store, cfg.max_bytes, settings.redis,
-                                     redis_health if cfg.store == "redis" else None)
+        stores["exact"] = exact_store(settings, redis_health if cfg.store == "redis" else None)
         exact = ExactTier(stores["exact"], settings.cache.exact.namespace, settings.cache.exact.ttl_s)
     semantic = await start_semantic(settings, stores, redis_health)
     for store in stores.values():
         store.watch()
-    namespace_ttl = {n: s.ttl_s for n, s in settings.cache.semantic.namespaces.items() if s.ttl_s}
-    admission = AdmissionPolicy(store_truncated=settings.cache.semantic.store_truncated,
-                                exact_stores_truncated=settings.cache.exact.store_truncated,
-                                ttl_s=settings.cache.exact.ttl_s,
-                                namespace_ttl_s=namespace_ttl)
+    admission = admission_policy(settings)
     flights = SingleFlight() if settings.cache.single_flight else None
-    router = ModelRouter.from_settings(settings, embed=router_embedder(settings, semantic))
+    router = ModelRouter.from_settings(settings, routing_policy(settings.routing),
+                                       embed=router_embedder(settings, semantic))
     ledger = Ledger()
-    policy = CachePolicy(sampled=settings.cache.sampled, pacing=settings.cache.replay_pacing)
+    policy = cache_policy(settings)
     answer_log = build_answer_log(settings.distill, settings.redis.url, settings.redis.key_prefix,
                                   settings.redis.socket_timeout_s)
     curated = await start_curated(settings, semantic, stores)
-    gateway = Gateway(backends, exact, admission, stats, semantic, flights, router, ledger, policy, answer_log,
-                      curated)
-    telemetry = build_telemetry(settings, stats, ledger)
-    redis = redis_client(settings)
+    gateway = Gateway(backends, exact, admission, semantic, flights, router, policy, answer_log, curated)
+    redis = redis_client(settings)          # one client: auth keys, rate limits, the fleet's series
+    telemetry = build_telemetry(settings, stats, ledger, redis)
     keys = KeyRing(settings.auth, redis, settings.redis.key_prefix)
     limiter = RateLimiter(redis, settings.redis.key_prefix)
     return Services(settings, gateway, stats, telemetry, keys, limiter, stores, semantic=semantic, redis=redis,
-                    verification=build_verification(settings, gateway))
+                    verification=build_verification(settings, gateway, ledger))
 
 
 async def start_curated(settings: Settings, semantic: SemanticTier | None,
@@ -141,21 +134,10 @@ async def start_curated(settings: Settings, semantic: SemanticTier | None,
     return library
 
 
-def redis_client(settings: Settings):
-    """One shared client for auth keys and rate limits (the stores and stats keep their own)."""
-    if not settings.redis.url:
-        return None
-    from cachegate.stores.redis import connect
-    return connect(settings.redis.url, settings.redis.socket_timeout_s)
-
-
-def build_telemetry(settings: Settings, stats: Stats, ledger: Ledger) -> Telemetry:
-    local = MinuteSeries(settings.admin.series_minutes, flushed=bool(settings.redis.url))
-    fleet = None
-    if settings.redis.url:
-        from cachegate.stores.redis import connect
-        fleet = RedisSeries(local, connect(settings.redis.url, settings.redis.socket_timeout_s),
-                            settings.redis.key_prefix)
+def build_telemetry(settings: Settings, stats: Stats, ledger: Ledger, redis=None) -> Telemetry:
+    """`redis`: the shared client (`build_parts.redis_client`); with it the figures are the fleet's."""
+    local = MinuteSeries(settings.admin.series_minutes, flushed=redis is not None)
+    fleet = RedisSeries(local, redis, settings.redis.key_prefix) if redis is not None else None
     telemetry = Telemetry(stats, PriceList.from_settings(settings), local, ledger, fleet)
     telemetry.routing_reference = next((m.name for m in settings.models if m.tier == "large"), None)
     telemetry.start_flushing(settings.admin.flush_interval_s)
@@ -177,9 +159,23 @@ async def start_semantic(settings: Settings, stores: dict[str, GuardedStore],
                          redis_health: StoreHealth) -> SemanticTier | None:
     if not settings.cache.semantic.enabled:
         return None
-    from cachegate.cache.semantic.assemble import build_semantic_store, build_semantic_tier
     shared = redis_health if settings.cache.semantic.store == "redis" else None
     stores["semantic"] = build_semantic_store(settings, shared)
     tier = build_semantic_tier(settings, stores["semantic"])
     await tier.start()
     return tier
+
+
+async def build_engine_services(settings: Settings, backends: dict[str, Backend] | None = None) -> Services:
+    """What an engine server needs: its model behind the same pipeline, keys and limits, and request telemetry;
+    no cache tier, store, verification, curated library or answer log is built, whatever the settings say."""
+    backends = backends if backends is not None else build_backends(settings)
+    for backend in backends.values():
+        await backend.start()
+    stats, ledger = Stats(), Ledger()
+    gateway = Gateway(backends, None, admission_policy(settings),
+                      router=ModelRouter.from_settings(settings, routing_policy(settings.routing)))
+    redis = redis_client(settings)
+    return Services(settings, gateway, stats, build_telemetry(settings, stats, ledger, redis),
+                    KeyRing(settings.auth, redis, settings.redis.key_prefix),
+                    RateLimiter(redis, settings.redis.key_prefix), redis=redis)

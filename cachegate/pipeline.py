@@ -4,7 +4,8 @@ backend (the route's fallback chain) → admission → store in both tiers.
 `Gateway.serve` returns an `Outcome` whose chunks replay a cached answer or stream a fresh one; a
 fresh answer is offered to the caches once it has finished, before its last chunk reaches the client.
 A cached answer serves a request when it fits the request's `max_tokens` (cut to it when longer);
-storing never fails a request: a store that errs is logged, counted, and the answer still served.
+storing never fails a request: a store that errs is logged, noted on the outcome, and the answer still served.
+The pipeline meters nothing itself: `cachegate.telemetry` reads what happened from the `Outcome`.
 """
 from __future__ import annotations
 
@@ -14,11 +15,11 @@ import hashlib
 import logging
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cachegate.backends.base import Backend, BackendRequest, Chunk
 from cachegate.routing.fallback import generate_with_fallback
-from cachegate.backends.streams import prepend
+from cachegate.backends.streams import first_answer
 from cachegate.cache.answer import AnswerBuilder, CachedAnswer, word_pieces
 from cachegate.cache.controls import DEFAULT_NAMESPACE, CacheControls
 from cachegate.cache.exact import ExactTier
@@ -30,14 +31,30 @@ from cachegate.routing.router import ModelRouter, Route, route_input
 from cachegate.cache.semantic.entry import id_text
 from cachegate.cache.singleflight import SingleFlight
 from cachegate.cache.semantic.tier import Lookup, SemanticTier
-from cachegate.telemetry.stats import Stats
-from cachegate.telemetry.ledger import Ledger, LedgerEntry
-from cachegate.telemetry.recorder import question_of
 from policies.admission import AdmissionPolicy
 from policies.routing import FixedRouter
 
 log = logging.getLogger(__name__)
 OUTCOMES = ("hit-exact", "hit-curated", "hit-semantic", "joined", "miss", "bypass")     # x-cachegate-cache
+
+
+@dataclass
+class Stored:
+    """An answer a tier kept, as the entry ledger lists it."""
+    tier: str           # "exact" | "semantic"
+    id: str             # the exact key, or the semantic entry's id
+    tenant: str
+    namespace: str
+    model: str
+    question: str
+    text: str
+
+
+@dataclass
+class Receipt:
+    """What storing a fresh answer did, filled in once the answer has finished."""
+    stored: list[Stored] = field(default_factory=list)
+    failed: bool = False        # a store erred: the answer was served uncached
 
 
 @dataclass
@@ -50,6 +67,7 @@ class Outcome:
     entry_id: str | None = None       # hit-semantic: the entry served; hit-curated: the curated answer's id
     answer: CachedAnswer | None = None   # a hit: the answer `chunks` replays, fitted to the request
     matched: str | None = None        # hit-semantic, hit-curated: the question whose answer was served
+    receipt: Receipt = field(default_factory=Receipt)    # a miss: what the tiers kept of its answer
 
     @property
     def shared(self) -> bool:
@@ -69,18 +87,16 @@ class CachePolicy:
 
 class Gateway:
     def __init__(self, backends: dict[str, Backend], exact: ExactTier | None,
-                 admission: AdmissionPolicy, stats: Stats, semantic: SemanticTier | None = None,
+                 admission: AdmissionPolicy, semantic: SemanticTier | None = None,
                  flights: SingleFlight | None = None, router: ModelRouter | None = None,
-                 ledger: Ledger | None = None, policy: CachePolicy = CachePolicy(),
+                 policy: CachePolicy = CachePolicy(),
                  answer_log: AnswerLog | None = None, curated: CuratedLibrary | None = None) -> None:
         self.backends = backends
         self.exact = exact
         self.admission = admission
-        self.stats = stats
         self.semantic = semantic
         self.flights = flights
         self.router = router or ModelRouter({"small": list(backends)}, FixedRouter())
-        self.ledger = ledger or Ledger()
         self.policy = policy
         self.curated = curated
         self.answer_log = answer_log      # distillation: the large tier's answers (cachegate.distill)
@@ -119,16 +135,14 @@ class Gateway:
                     return Outcome("hit-semantic", key, route, replay(answer, self.policy.pacing, whole=not stream),
                                    similarity=round(max(-1.0, min(1.0, hit.similarity)), 4),
                                    entry_id=id_text(hit.entry.id), answer=answer, matched=hit.entry.query)
-        store = Storer(self, endpoint, request, key, controls, lookup, route)
+        receipt = Receipt()
+        store = Storer(self.exact, self.semantic, self.admission, self.answer_log, receipt, endpoint, request, key,
+                       controls, lookup, route)
         chunks, joined = self._call(route, request, key, controls, store)
-        try:
-            first = await anext(chunks)
-        except StopAsyncIteration:
-            raise BackendUnavailable(f"the backend of '{request.model}' returned no answer") from None
-        if not joined:
-            self.stats.count_route(route.tier, route.answered_by or route.model, route.fell_back)
+        chunks = await first_answer(chunks, lambda: BackendUnavailable(
+            f"the backend of '{request.model}' returned no answer"))
         cache = "joined" if joined else "miss" if controls.lookup else "bypass"
-        return Outcome(cache, key, route, prepend(first, chunks))
+        return Outcome(cache, key, route, chunks, receipt=receipt)
 
     def _call(self, route: Route, request: BackendRequest, key: str, controls: CacheControls,
               store: Storer) -> tuple[AsyncIterator[Chunk], bool]:
@@ -174,9 +188,13 @@ def cuttable(request: BackendRequest) -> bool:
 
 @dataclass
 class Storer:
-    """Offers a finished answer to both tiers, once, before its last chunk is passed on. Never raises:
-    a failed store is logged and counted, and the client still gets its answer."""
-    gateway: Gateway
+    """Offers a finished answer to both tiers, once, before its last chunk is passed on, and notes what they kept
+    on the receipt. Never raises: a failed store is logged and noted, and the client still gets its answer."""
+    exact: ExactTier | None
+    semantic: SemanticTier | None
+    admission: AdmissionPolicy
+    answer_log: AnswerLog | None
+    receipt: Receipt
     endpoint: str
     request: BackendRequest
     key: str
@@ -195,35 +213,36 @@ class Storer:
                 await self.admit(answer)
             except Exception:  # noqa: BLE001 - a store that fails must not fail the request
                 log.exception("storing an answer failed; it is served uncached")
-                self.gateway.stats.store_errors += 1
-            if self.gateway.answer_log is not None:      # never raises
-                await self.gateway.answer_log.offer(self.request, self.route, self.controls, answer)
+                self.receipt.failed = True
+            if self.answer_log is not None:      # never raises
+                await self.answer_log.offer(self.request, self.route, self.controls, answer)
 
     async def admit(self, answer: CachedAnswer) -> None:
-        g, controls, request = self.gateway, self.controls, self.request
+        controls, request = self.controls, self.request
         if controls.no_store or self.route.fell_back:     # a degraded answer is served, never kept
             return
         if answer.tool_calls and not request.params.greedy:   # a sampled call is not the call
             return
-        question = question_of(request)
-        if g.exact is not None and g.admission.admits(answer, "exact"):
-            ttl = g.admission.ttl_for(controls.ttl_s, controls.namespace)
-            if await g.exact.put(request.tenant, controls.namespace, self.key, answer, ttl):
-                g.stats.stored += 1
-                g.ledger.stored(LedgerEntry("exact", self.key, request.tenant, controls.namespace, request.model,
-                                            question, answer.text))
-        if g.semantic is not None and not answer.tool_calls and g.admission.admits(answer, "semantic"):
+        if self.exact is not None and self.admission.admits(answer, "exact"):
+            ttl = self.admission.ttl_for(controls.ttl_s, controls.namespace)
+            if await self.exact.put(request.tenant, controls.namespace, self.key, answer, ttl):
+                self._kept("exact", self.key, answer)
+        if self.semantic is not None and not answer.tool_calls and self.admission.admits(answer, "semantic"):
             lookup = self.lookup or await self._prepare()
             if lookup is not None:
-                ttl = g.admission.ttl_for(controls.ttl_s, controls.namespace, g.semantic.cfg.ttl_s)
-                entry = await g.semantic.put(lookup, answer, ttl)
+                ttl = self.admission.ttl_for(controls.ttl_s, controls.namespace, self.semantic.cfg.ttl_s)
+                entry = await self.semantic.put(lookup, answer, ttl)
                 if entry is not None:
-                    g.ledger.stored(LedgerEntry("semantic", id_text(entry.id), request.tenant, controls.namespace,
-                                                request.model, question, answer.text))
+                    self._kept("semantic", id_text(entry.id), answer)
+
+    def _kept(self, tier: str, id: str, answer: CachedAnswer) -> None:
+        r = self.request
+        self.receipt.stored.append(Stored(tier, id, r.tenant, self.controls.namespace, r.model, r.question,
+                                          answer.text))
 
     async def _prepare(self) -> Lookup | None:
         try:
-            return await self.gateway.semantic.prepare(self.endpoint, self.request, self.controls.namespace)
+            return await self.semantic.prepare(self.endpoint, self.request, self.controls.namespace)
         except Exception:
             log.exception("could not embed a request for the semantic tier")
             return None

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 ENV_PREFIX = "CACHEGATE_"
+PACKAGED_POLICY = "packaged"      # the semantic policy shipped in `policies/data/`
 
 
 class Section(BaseModel):
@@ -117,7 +118,7 @@ class SemanticIndexSettings(Section):
 
 class NamespaceSettings(Section):
     ttl_s: float | None = Field(None, gt=0)
-    threshold: float | None = Field(None, ge=-1, le=1)                 # for `policy: cosine`
+    threshold: float | None = Field(None, ge=-1, le=1)                 # cosine policy; other kinds: by cosine
     target_false_hit_rate: float | None = Field(None, gt=0, lt=1)      # for a calibrated policy; held by checks
     verify_rate: float | None = Field(None, ge=0, le=1)                # share of this namespace's hits re-asked
 
@@ -136,6 +137,39 @@ class VerifySettings(Section):
     labels_path: str | None = None                 # also append them to this JSON-lines file
 
 
+class CosinePolicySettings(Section):
+    """Plain cosine: a paraphrase at least this similar is served (key differences still veto)."""
+    kind: Literal["cosine"] = "cosine"
+    threshold: float = Field(0.9, ge=-1, le=1)
+
+
+class MatcherPolicySettings(Section):
+    """The trained matcher: `packaged` (policies/data/matcher; a build without its files falls back to the packaged
+    calibrated evaluator) or a folder written by `cachegate train matcher`."""
+    kind: Literal["matcher"] = "matcher"
+    path: str = PACKAGED_POLICY
+
+
+class CalibratedPolicySettings(Section):
+    """A policy file written by `cachegate calibrate`."""
+    kind: Literal["calibrated"] = "calibrated"
+    path: str = Field(min_length=1)
+
+
+SemanticPolicySettings = Annotated[CosinePolicySettings | MatcherPolicySettings | CalibratedPolicySettings,
+                                   Field(discriminator="kind")]
+
+
+def policy_shorthand(policy: str, threshold: Any = None) -> dict[str, Any]:
+    """The older string form of `cache.semantic.policy`, still read: `packaged`, `cosine` (with the section's
+    `threshold` beside it), a matcher folder, or a file from `cachegate calibrate`."""
+    if policy == "cosine":
+        return {"kind": "cosine"} | ({} if threshold is None else {"threshold": threshold})
+    if policy == PACKAGED_POLICY or Path(policy).is_dir():
+        return {"kind": "matcher", "path": policy}
+    return {"kind": "calibrated", "path": policy}
+
+
 class SemanticCacheSettings(Section):
     enabled: bool = True
     store: Literal["memory", "redis"] = "memory"
@@ -149,8 +183,7 @@ class SemanticCacheSettings(Section):
     history: Literal["exact", "window"] = "exact"
     context_turns: int = Field(1, ge=0)              # window: earlier user turns (with answers) embedded
     max_context_chars: int = Field(1500, ge=0)
-    policy: str = "packaged"                         # "packaged", "cosine", or a policy file from `calibrate`
-    threshold: float = Field(0.9, ge=-1, le=1)       # for `policy: cosine`
+    policy: SemanticPolicySettings = MatcherPolicySettings()   # {kind: matcher | cosine | calibrated, ...}
     namespaces: dict[str, NamespaceSettings] = Field(default_factory=dict)
     embedder: EmbedderSettings = EmbedderSettings()
     index: SemanticIndexSettings = SemanticIndexSettings()
@@ -158,6 +191,21 @@ class SemanticCacheSettings(Section):
     verify: VerifySettings = VerifySettings()
     sweep_interval_s: float = Field(30.0, gt=0)
     store_truncated: bool = True     # a cut answer serves requests whose max_tokens is at most its own
+
+    @model_validator(mode="before")
+    @classmethod
+    def read_shorthand(cls, data: Any) -> Any:
+        """`policy: cosine` + `threshold: 0.9` (the older form) reads as `policy: {kind: cosine, threshold: 0.9}`;
+        a `threshold` beside any other string form was never read, and still is not."""
+        if not isinstance(data, dict):
+            return data
+        if "threshold" in data and isinstance(data.get("policy", PACKAGED_POLICY), str):
+            data = dict(data)
+            threshold = data.pop("threshold")
+            data["policy"] = policy_shorthand(data.get("policy", PACKAGED_POLICY), threshold)
+        elif isinstance(data.get("policy"), str):
+            data = data | {"policy": policy_shorthand(data["policy"])}
+        return data
 
 
 class CuratedSettings(Section):

@@ -18,7 +18,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 from cachegate.commands import evaluate
-from cachegate.commands.evaluate_intents import read_intents, warm_set
+from cachegate.evaluation import lookups
+from cachegate.evaluation.intents import read_intents, warm_set
 from cachegate.matcher_train.data import DEFAULT_DATA
 from cachegate.cache.semantic.embedder import Embedder
 from cachegate.verified.labels import Label
@@ -67,10 +68,10 @@ def label_hits(matcher: Path, intents: Path, path: Path) -> dict:
 
     async def run() -> list[Label]:
         for question, intent in warm_set(train, 5):
-            await evaluate.store(tier, question, intent)
+            await lookups.store(tier, question, intent)
         out = []
         for question, intent in val:
-            found = await tier.lookup("chat", evaluate.request_for(question))
+            found = await tier.lookup("chat", lookups.request_for(question))
             if found and found.hit:
                 entry = found.hit.entry
                 out.append(Label("default", "default", question, entry.query, entry.answer.text == intent, "shadow"))

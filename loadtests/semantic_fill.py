@@ -11,13 +11,12 @@ from pathlib import Path
 
 import numpy as np
 
-from cachegate.backends.base import BackendRequest, Usage
+from cachegate.backends.base import BackendRequest, Sampling, Usage
 from cachegate.cache.answer import CachedAnswer
 from cachegate.cache.semantic.catalog import Meta
 from cachegate.cache.semantic.context import Probe
 from cachegate.cache.semantic.entry import SemanticEntry
 from cachegate.cache.semantic.scope import scope_of
-from engine.sampling_params import SamplingParams
 
 DATA_DIR = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "semantic"
 _vectors: dict[str, np.ndarray] = {}
@@ -35,11 +34,11 @@ def questions(folder: Path) -> tuple[list[str], list[str]]:
 
 
 def request(question: str) -> BackendRequest:
-    return BackendRequest(model="bench", params=SamplingParams(), messages=[{"role": "user", "content": question}])
+    return BackendRequest(model="bench", params=Sampling(), messages=[{"role": "user", "content": question}])
 
 
 def make_tier(max_batch: int, precision: str = "auto", threads: int = 1, policy: str = "packaged"):
-    from cachegate.cache.semantic.assemble import build_semantic_store, build_semantic_tier
+    from cachegate.build_parts import build_semantic_store, build_semantic_tier
     from cachegate.settings import load_settings
     embedder = {"max_batch": max_batch, "cache_size": 0, "precision": precision, "threads": threads}
     settings = load_settings(env={}, overrides={"cache": {"semantic": {

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from policies.differences import relation
-from policies.thresholds import Candidate, ContextGate, CosinePolicy, Decision
+from policies.thresholds import Candidate, ContextGate, CosinePolicy, Decision, PolicyBase
 
 EVIDENCE = ("tuned_cosine", "margin", "logit")
 
@@ -51,7 +51,7 @@ class Evidence:
 
 
 @dataclass(frozen=True)
-class MatcherPolicy:
+class MatcherPolicy(PolicyBase):    # its floors, knob and view: PolicyBase
     projection: np.ndarray               # (d, d): tuned vector = normalise(projection @ plain vector)
     thresholds: dict[float, Cut]         # target false-hit rate -> cut
     target: float                        # the default target

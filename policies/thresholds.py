@@ -7,8 +7,8 @@ false-hit rate. Both gate on context.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar, NamedTuple, Protocol
 
 import numpy as np
 
@@ -51,19 +51,58 @@ class ContextGate:
 
 class ThresholdPolicy(Protocol):
     min_cosine: float   # below this cosine nothing is ever a hit: the tier need not fetch the entry
+    knob: str           # what a namespace's setting is: "threshold" or "target_false_hit_rate"
+
+    @property
+    def fetch_floor(self) -> float: ...
+
+    def invalidation_floor(self, min_similarity: float | None = None) -> float: ...
 
     def decide(self, c: Candidate, namespace: str = "default") -> Decision: ...
 
+    def with_threshold(self, namespace: str, value: float) -> ThresholdPolicy: ...
+
+    def view(self) -> dict[str, Any]: ...
+
+
+class PolicyBase:
+    """What every policy owns besides its decision: the floors under which the tier does not even fetch an entry
+    (the index scores a question together with its context, so a hit's index score may sit a little under the
+    question's cosine: the slack), and the one setting a namespace tunes (`knob`, in `namespaces`)."""
+    prefilter_slack: ClassVar[float] = 0.1       # lookups: fetch entries whose index score is this close to the floor
+    invalidation_slack: ClassVar[float] = 0.15   # invalidation by question: wider, it must not miss one
+    knob: ClassVar[str] = "target_false_hit_rate"
+
+    @property
+    def fetch_floor(self) -> float:
+        """Index scores under this are never a hit for any namespace: the tier skips those entries."""
+        return self.min_cosine - self.prefilter_slack
+
+    def invalidation_floor(self, min_similarity: float | None = None) -> float:
+        """Index scores under this are not even compared when invalidating entries similar to a question."""
+        return (min_similarity or self.min_cosine) - self.invalidation_slack
+
+    def with_threshold(self, namespace: str, value: float):
+        """This policy with `namespace` set to `value` (of `knob`: a cosine threshold or a target false-hit rate)."""
+        return replace(self, namespaces={**self.namespaces, namespace: value})
+
+    def view(self) -> dict[str, Any]:
+        return {"kind": "calibrated", "target_false_hit_rate": self.target, "namespaces": dict(self.namespaces)}
+
 
 @dataclass(frozen=True)
-class CosinePolicy:
+class CosinePolicy(PolicyBase):
     threshold: float = 0.9
     namespaces: dict[str, float] = field(default_factory=dict)   # namespace -> threshold
     gate: ContextGate = ContextGate()
+    knob: ClassVar[str] = "threshold"
 
     @property
     def min_cosine(self) -> float:
         return min([self.threshold, *self.namespaces.values()])
+
+    def view(self) -> dict[str, Any]:
+        return {"kind": "cosine", "threshold": self.threshold, "namespaces": dict(self.namespaces)}
 
     def decide(self, c: Candidate, namespace: str = "default") -> Decision:
         """Cosine against the namespace's threshold; a key difference (numbers, names, negation...) vetoes."""
@@ -84,7 +123,7 @@ class Cut(NamedTuple):
 
 
 @dataclass(frozen=True)
-class CalibratedPolicy:
+class CalibratedPolicy(PolicyBase):
     """Key differences (numbers, names, negation, opposites, swapped roles) never hit; the same words always
     do; otherwise sigmoid(w · standardised features + b) against the cut fitted for the namespace's target."""
     weights: np.ndarray

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
@@ -14,23 +14,28 @@ from cachegate.api import openapi
 from cachegate.backends.base import Backend
 from cachegate.errors import APIError, error_body
 from cachegate.api.guards import InFlightLimit
+from cachegate.api.request_memo import RequestMemo
 from cachegate.api.admin.answers import router as admin_answers
 from cachegate.api.admin.routes import router as admin_api
 from cachegate.api.admin.page import router as admin_page
-from cachegate.api.routes import BODY_ROUTES, install_body_routes, router
+from cachegate.api.routes import BODY_ROUTES, FEEDBACK_PATH, install_body_routes, router
 from cachegate.api.admin.semantic import router as semantic_admin
-from cachegate.build import build_services
+from cachegate.build import Services, build_services
 from cachegate.settings import Settings
 
 log = logging.getLogger(__name__)
 
 
-def create_app(settings: Settings | None = None, backends: dict[str, Backend] | None = None) -> FastAPI:
+def create_app(settings: Settings | None = None, backends: dict[str, Backend] | None = None, *,
+               build: Callable[..., Awaitable[Services]] = build_services, operators: bool = True) -> FastAPI:
+    """`build` makes the services the routes use (app.state.services); `operators`: with the admin API, the
+    dashboard and cache feedback (an engine server has none)."""
     settings = settings or Settings()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        app.state.services = await build_services(settings, backends)
+        app.state.services = await build(settings, backends)
+        app.state.requests = RequestMemo()      # bodies seen before, parsed
         log.info("cachegate ready: models %s", list(app.state.services.gateway.backends))
         try:
             yield
@@ -38,12 +43,13 @@ def create_app(settings: Settings | None = None, backends: dict[str, Backend] | 
             await app.state.services.close()
 
     app = FastAPI(title="cachegate", version="0.1.0", lifespan=lifespan)
-    install_body_routes(app)
+    install_body_routes(app, operators)
     app.include_router(router)
-    for operators_only in (admin_answers, admin_api, admin_page, semantic_admin):     # their own token; not in the public API
-        app.include_router(operators_only, include_in_schema=False)
+    if operators:
+        for operators_only in (admin_answers, admin_api, admin_page, semantic_admin):   # their own token
+            app.include_router(operators_only, include_in_schema=False)
     install_error_handlers(app)
-    openapi.install(app, BODY_ROUTES)
+    openapi.install(app, {path: r for path, r in BODY_ROUTES.items() if operators or path != FEEDBACK_PATH})
     app.add_middleware(InFlightLimit, limit=settings.server.max_concurrent_requests, on_reject=count_rejected)
     return app
 

@@ -24,7 +24,7 @@ from cachegate.api.limits import check_limits, token_estimate
 from cachegate.api.openapi import CHAT_ROUTE, COMPLETIONS_ROUTE, FEEDBACK_ROUTE, Health, ModelList, ModelObject
 from cachegate.pipeline import Outcome
 from cachegate.access.ratelimit import Reservation
-from cachegate.api.request_memo import Parsed
+from cachegate.api.request_memo import Parsed, RequestMemo
 from cachegate.api.responses import Answer, Envelope, collect, response_id, sse, whole
 from cachegate.build import Services
 from cachegate.telemetry.stats import SAVED
@@ -140,13 +140,14 @@ async def parsed(services: Services, http: Request, kind: str) -> Parsed:
     not parsed again."""
     server = services.settings.server
     raw = await read_body(http, server.max_body_bytes, server.body_timeout_s)
-    known = services.requests.get(kind, raw)
+    memo: RequestMemo = http.app.state.requests
+    known = memo.get(kind, raw)
     if known is not None:
         return known
     body = parse_body(raw, ENDPOINT_SCHEMAS[kind])
     check_limits(body, services.settings.limits)
     read = Parsed(body, token_estimate(body), to_backend_request(body))
-    services.requests.put(kind, raw, read)
+    memo.put(kind, raw, read)
     return read
 
 
@@ -237,11 +238,15 @@ async def shape(kind: str, outcome: Outcome, chunks: AsyncIterator[Chunk], strea
 BODY_ROUTES = {"/v1/chat/completions": (chat_completions, CHAT_ROUTE),
                "/v1/completions": (completions, COMPLETIONS_ROUTE),
                "/v1/cache/feedback": (cache_feedback, FEEDBACK_ROUTE)}
+FEEDBACK_PATH = "/v1/cache/feedback"
 
 
-def install_body_routes(app) -> None:
+def install_body_routes(app, feedback: bool = True) -> None:
     """The body routes first in the app's own route list: the hot path matches on its first try, without
-    passing through an included router's scope bookkeeping (about 5% of an exact hit's time)."""
+    passing through an included router's scope bookkeeping (about 5% of an exact hit's time). `feedback`: with
+    the cache feedback route (not on an engine server, which has no cache)."""
     from starlette.routing import Route
     for path, (endpoint, _) in reversed(BODY_ROUTES.items()):
+        if path == FEEDBACK_PATH and not feedback:
+            continue
         app.router.routes.insert(0, Route(path, endpoint, methods=["POST"], include_in_schema=False))

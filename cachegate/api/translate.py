@@ -10,11 +10,10 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from cachegate.backends.base import BackendRequest
-from cachegate.errors import InvalidRequest
-from cachegate.api.json_depth import depth
+from cachegate.json_depth import depth
 from cachegate.api.schema import ChatCompletionRequest, CompletionRequest, SamplingFields
-from engine.sampling_params import SamplingParams
+from cachegate.backends.base import BackendRequest, Sampling
+from cachegate.errors import InvalidRequest
 
 MAX_BODY_DEPTH = 64     # nesting a request body may have (tool schemas are deep, but not this deep)
 ENDPOINT_SCHEMAS: dict[str, type[SamplingFields]] = {
@@ -70,8 +69,8 @@ def to_backend_request(body: SamplingFields, tenant: str = "default", request_id
     """The request as the client asked it: `model` is still the client's field (auto, a tier, a model)
     and `max_tokens`, when the client gave none, the routed model's default once the gateway routes it."""
     requested = body.requested_max_tokens  # type: ignore[attr-defined]
-    params = SamplingParams(
-        max_tokens=requested or SamplingParams.max_tokens,
+    params = Sampling(
+        max_tokens=requested or Sampling.max_tokens,
         temperature=1.0 if body.temperature is None else body.temperature,
         top_p=1.0 if body.top_p is None else body.top_p,
         top_k=body.top_k or 0,

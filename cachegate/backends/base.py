@@ -9,7 +9,32 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from engine.sampling_params import SamplingParams
+
+@dataclass
+class Sampling:
+    """How an answer is drawn: the gateway's own type, which each backend translates (the in-process engine to
+    its `SamplingParams`, an upstream to OpenAI's fields)."""
+    max_tokens: int = 256
+    temperature: float = 1.0      # 0 means greedy
+    top_p: float = 1.0            # nucleus mass kept, in (0, 1]
+    top_k: int = 0                # 0 or -1 keeps every token
+    seed: int | None = None       # a seeded request repeats exactly
+    stop: list[str] = field(default_factory=list)
+    ignore_eos: bool = False
+
+    def __post_init__(self) -> None:
+        if self.max_tokens < 1:
+            raise ValueError("max_tokens must be at least 1")
+        if self.temperature < 0:
+            raise ValueError("temperature must be >= 0")
+        if not 0 < self.top_p <= 1:
+            raise ValueError("top_p must be in (0, 1]")
+        if self.top_k < -1:
+            raise ValueError("top_k must be -1, 0 or positive")
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0 or self.top_k == 1
 
 
 @dataclass
@@ -32,7 +57,7 @@ class Usage:
 class BackendRequest:
     """One generation: chat `messages` or a plain `prompt`, never both."""
     model: str
-    params: SamplingParams
+    params: Sampling
     messages: list[dict[str, Any]] | None = None
     prompt: str | None = None
     tools: list[dict[str, Any]] | None = None
@@ -45,6 +70,15 @@ class BackendRequest:
 
     def __post_init__(self) -> None:
         assert (self.messages is None) != (self.prompt is None), "a request carries messages or a prompt"
+
+    @property
+    def question(self) -> str:
+        """What this request asks: the prompt, or the last user turn's text ("" without one). Telemetry, the
+        router and the semantic tier all read the question here."""
+        if self.prompt is not None:
+            return self.prompt
+        users = [m.get("content") or "" for m in self.messages or [] if m["role"] == "user"]
+        return users[-1] if users else ""
 
 
 @dataclass

@@ -10,16 +10,18 @@ prefix-reuse and latency figures.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-from cachegate.backends.base import BackendRequest, Chunk, ModelInfo, Usage
+from cachegate.backends.base import BackendRequest, Chunk, ModelInfo, Sampling, Usage
 from cachegate.backends.structured import AnswerShaper, Structure, chat_inputs, structure_of
 from cachegate.errors import BackendOverloaded, BackendUnavailable, ContextLengthExceeded, InvalidRequest
 from cachegate.settings import ModelSettings
 from engine.errors import EngineOverloadedError
 from engine.guided.errors import GrammarError
+from engine.sampling_params import SamplingParams
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +58,7 @@ class InProcessBackend:
         shaper = AnswerShaper(structure)
         guided = {"guide": structure.guide} if structure.guide is not None else {}
         try:
-            async for out in self.engine.generate(prompt_ids, params, request_id=request.request_id,
+            async for out in self.engine.generate(prompt_ids, engine_params(params), request_id=request.request_id,
                                                   tenant=request.tenant, priority=request.priority, **guided):
                 usage = None
                 if out.finish_reason:
@@ -127,3 +129,8 @@ def load_engine(model: ModelSettings) -> Any:
     return AsyncEngine.from_pretrained(model.path, device=device, dtype=model.dtype,
                                        share_prefix_across_tenants=model.share_prefix_across_tenants,
                                        max_waiting=model.max_waiting)
+
+
+def engine_params(params: Sampling) -> SamplingParams:
+    """The gateway's sampling settings in the engine's own type."""
+    return SamplingParams(**dataclasses.asdict(params))

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 
 from cachegate.backends.base import BackendRequest, Chunk, ModelInfo
 from cachegate.backends.resilience import ResilientBackend
-from cachegate.backends.streams import prepend
+from cachegate.backends.streams import first_answer
 from cachegate.errors import BackendError, BackendUnavailable
 
 AFFINITY_SLACK = 2          # an affine replica may be this many requests busier than the least busy
@@ -52,17 +52,17 @@ class TierPool:
         error: BackendError = BackendUnavailable(f"tier {self.name}: no replica available")
         while (index := self.choose(request, tried)) is not None:
             tried.add(index)
-            chunks = self.replicas[index].generate(request)
+            replica = self.replicas[index]
             try:
-                first = await anext(chunks)
+                chunks = await first_answer(replica.generate(request),
+                                            lambda: BackendUnavailable(f"{replica.info.name}: empty answer"))
             except BackendError as exc:
-                await chunks.aclose()
                 if not exc.retryable:
                     raise
                 error = exc
                 continue
             self.remember(request, index)
-            async for chunk in prepend(first, chunks):
+            async for chunk in chunks:
                 yield chunk
             return
         raise error

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from cachegate.backends.base import Backend, BackendRequest, Chunk
-from cachegate.backends.streams import prepend
+from cachegate.backends.streams import first_answer
 from cachegate.errors import BackendError, BackendOverloaded, BackendUnavailable
 
 log = logging.getLogger(__name__)
@@ -97,9 +97,9 @@ class ResilientBackend:
     async def generate(self, request: BackendRequest) -> AsyncIterator[Chunk]:
         self.outstanding += 1
         try:
-            chunks, first = await self._first_chunk(request)
+            chunks = await self._first_answer(request)
             try:
-                async for chunk in prepend(first, chunks):
+                async for chunk in chunks:
                     yield chunk
             except BackendError:
                 self.breaker.record_failure()
@@ -107,26 +107,22 @@ class ResilientBackend:
         finally:
             self.outstanding -= 1
 
-    async def _first_chunk(self, request: BackendRequest) -> tuple[AsyncIterator[Chunk], Chunk]:
+    async def _first_answer(self, request: BackendRequest) -> AsyncIterator[Chunk]:
         for attempt in range(self.retry.attempts):
             if not self.breaker.allow():
                 raise BackendUnavailable(f"{self.info.name}: circuit open, backend skipped")
-            chunks = self.backend.generate(request)
             try:
-                first = await anext(chunks)
+                chunks = await first_answer(self.backend.generate(request),
+                                            lambda: BackendUnavailable(f"{self.info.name}: empty answer"))
                 self.breaker.record_success()      # it answered: alive, whatever happens later
-                return chunks, first
-            except StopAsyncIteration:
-                error: BackendError = BackendUnavailable(f"{self.info.name}: empty answer")
+                return chunks
             except BackendOverloaded:
-                await chunks.aclose()
                 raise                                # busy, not broken: no retry here, no breaker failure
             except BackendError as exc:
                 if not exc.retryable:
                     self.breaker.record_success()   # it answered: the backend is alive
                     raise
                 error = exc
-            await chunks.aclose()
             self.breaker.record_failure()
             if attempt + 1 < self.retry.attempts:
                 self.retries += 1

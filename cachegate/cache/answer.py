@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from cachegate.backends.base import Usage, merge_tool_calls
-from cachegate.api.json_depth import depth
+from cachegate.json_depth import depth
 
 MAX_ENTRY_DEPTH = 32      # JSON nesting a stored answer may have (tool-call arguments are strings)
 WORDS = re.compile(r"\s*\S+\s*|\s+")

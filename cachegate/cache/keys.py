@@ -12,11 +12,10 @@ from typing import Any
 
 import orjson
 
-from cachegate.backends.base import BackendRequest
-from engine.sampling_params import SamplingParams
+from cachegate.backends.base import BackendRequest, Sampling
 
 KEY_VERSION = 2
-ANSWER_PARAMS = tuple(f.name for f in fields(SamplingParams) if f.name != "max_tokens")   # every other field
+ANSWER_PARAMS = tuple(f.name for f in fields(Sampling) if f.name != "max_tokens")   # every other field
 
 
 def exact_key(endpoint: str, request: BackendRequest) -> str:

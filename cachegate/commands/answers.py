@@ -64,8 +64,8 @@ def over_http(args: argparse.Namespace, records: list[CuratedAnswer]):
 
 
 async def in_store(args: argparse.Namespace, records: list[CuratedAnswer]):
+    from cachegate.build_parts import build_semantic_store, build_semantic_tier
     from cachegate.cache.curated.library import build_library
-    from cachegate.cache.semantic.assemble import build_semantic_store, build_semantic_tier
     from cachegate.settings import load_settings
     settings = load_settings(args.config)
     if settings.cache.semantic.store != "redis":

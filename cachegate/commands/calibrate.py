@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from cachegate.cache.semantic import datasets
-from cachegate.cache.semantic.context import context_text
 from cachegate.cache.semantic.embedder import PACKAGED, Embedder
+from cachegate.evaluation.modes import context_of, conversation_contexts
 from policies import calibration
 from policies.differences import relation
 from policies.signals import pair_features
@@ -95,15 +95,6 @@ def with_negatives(positives: list[datasets.Pair], seed: int) -> list[datasets.P
         j = rng.randrange(len(others) - 1)
         negatives.append(datasets.Pair(p.a, others[j + (j >= i)], False))
     return positives + negatives
-
-
-def conversation_contexts(conversations: list[datasets.Conversation]) -> list[str]:
-    return [context_of(c) for c in conversations]
-
-
-def context_of(c: datasets.Conversation) -> str:
-    return context_text([{"role": "user", "content": c.question}, {"role": "assistant", "content": c.answer}],
-                        turns=1, max_chars=1500)
 
 
 def build_rows(pairs: list[Row], vectors: dict[str, np.ndarray], dim: int) -> calibration.Rows:

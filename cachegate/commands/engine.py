@@ -1,7 +1,8 @@
 """`cachegate engine`: one engine as its own OpenAI-compatible server, with no cache in front of it.
 
-It is the gateway app with one in-process model and both cache tiers off, so an engine process speaks
-exactly the API (errors, streaming, usage) the gateway's upstream backend expects. With a shared secret
+The app (`cachegate.api.engine_app`) is the gateway's public face over one in-process model with no cache
+wiring, so an engine process speaks exactly the API (errors, streaming, usage) the gateway's upstream backend
+expects. With a shared secret
 in `CACHEGATE_ENGINE_TOKEN` (or the variable `--gateway-token-env` names), only a gateway holding it is
 served, and only it may name the tenant a request is for (`x-cachegate-tenant`, which scopes prefix
 reuse); without one the engine is open and every request is the tenant `default`. `GET /engine/stats`
@@ -38,6 +39,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from cachegate.api.engine_app import create_engine_app
     from cachegate.commands.serve import run_uvicorn
     settings = engine_settings(args)
     logging.basicConfig(level=settings.server.log_level.upper(),
@@ -47,23 +49,6 @@ def run(args: argparse.Namespace) -> int:
                     "(per-tenant prefix isolation needs the gateway's token)", args.gateway_token_env)
     run_uvicorn(create_engine_app(settings), settings)
     return 0
-
-
-def create_engine_app(settings: Settings):
-    """The gateway app (caches off) plus `GET /engine/stats`."""
-    from fastapi import Request
-
-    from cachegate.api.app import create_app
-    app = create_app(settings)
-
-    @app.get("/engine/stats", include_in_schema=False)
-    async def engine_stats(http: Request) -> dict:
-        backends = http.app.state.services.gateway.backends
-        return {name: [getattr(r, "backend", r).engine_stats() for r in getattr(b, "replicas", [b])
-                       if hasattr(getattr(r, "backend", r), "engine_stats")]
-                for name, b in backends.items()}
-
-    return app
 
 
 def engine_settings(args: argparse.Namespace) -> Settings:

@@ -12,9 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from cachegate.backends.base import BackendRequest
+from cachegate.backends.base import BackendRequest, Sampling
 from cachegate.routing.router import route_input
-from engine.sampling_params import SamplingParams
 from policies.routing import LARGE, ComplexityRouter, RouteInput
 
 PACKAGED_EMBEDDER = "packaged:all-minilm-l6-v2"
@@ -57,7 +56,7 @@ def inputs(rows: list[dict], embedder: str) -> list[RouteInput]:
 
 def to_request(row: dict) -> BackendRequest:
     explicit = row.get("max_tokens")
-    params = SamplingParams(max_tokens=explicit or 256)
+    params = Sampling(max_tokens=explicit or 256)
     if row.get("kind") == "completions":
         return BackendRequest(model="auto", params=params, prompt=row["prompt"], max_tokens_explicit=bool(explicit))
     return BackendRequest(model="auto", params=params, messages=row["messages"],

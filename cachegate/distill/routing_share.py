@@ -10,10 +10,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from cachegate.backends.base import BackendRequest
+from cachegate.backends.base import BackendRequest, Sampling
 from cachegate.distill.entry import AnswerEntry
 from cachegate.routing.router import route_input
-from engine.sampling_params import SamplingParams
 from policies.routing import ComplexityRouter
 
 
@@ -29,7 +28,7 @@ def router_score(entry: AnswerEntry, router: ComplexityRouter | None = None) -> 
     """The complexity score the gateway's router gives this request under `model: auto`."""
     router = router or ComplexityRouter()
     explicit = entry.max_tokens is not None
-    request = BackendRequest(model="auto", params=SamplingParams(max_tokens=entry.max_tokens or 256),
+    request = BackendRequest(model="auto", params=Sampling(max_tokens=entry.max_tokens or 256),
                              messages=entry.messages, prompt=entry.prompt, max_tokens_explicit=explicit)
     return router.score(route_input("chat" if entry.messages is not None else "completions", request))[0]
 

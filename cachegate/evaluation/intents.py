@@ -10,6 +10,8 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
+from cachegate.evaluation.lookups import served, store
+
 OUT_OF_SCOPE = "oos"
 CONCURRENT = 16     # lookups in flight at once, so the verifier batches across them as under load
 
@@ -59,7 +61,6 @@ def warm_set(train: list[tuple[str, str]], per_intent: int, seed: int = 0) -> li
 
 
 async def intent_mode(tier, data: IntentSet, per_intent: int = 5, seed: int = 0, with_oos: bool = True) -> dict:
-    from cachegate.commands.evaluate import served, store
     warm = warm_set(data.train, per_intent, seed)
     for text, intent in warm:
         await store(tier, text, intent)

@@ -10,7 +10,7 @@ import logging
 from collections.abc import AsyncIterator
 
 from cachegate.backends.base import Backend, BackendRequest, Chunk
-from cachegate.backends.streams import prepend
+from cachegate.backends.streams import first_answer
 from cachegate.errors import BackendError, BackendUnavailable
 from cachegate.routing.router import Route
 
@@ -21,21 +21,17 @@ async def generate_with_fallback(backends: dict[str, Backend], route: Route,
                                  request: BackendRequest) -> AsyncIterator[Chunk]:
     error: BackendError = BackendUnavailable(f"no model of route {route.chain} is configured")
     for model in route.chain:
-        chunks = backends[model].generate(dataclasses.replace(request, model=model))
         try:
-            first = await anext(chunks)
-        except StopAsyncIteration:
-            error = BackendUnavailable(f"{model} returned no answer")
-            continue
+            chunks = await first_answer(backends[model].generate(dataclasses.replace(request, model=model)),
+                                        lambda: BackendUnavailable(f"{model} returned no answer"))
         except BackendError as exc:
-            await chunks.aclose()
             if not exc.retryable:
                 raise
             log.warning("%s failed before answering (%s); trying the next model of %s", model, exc, route.chain)
             error = exc
             continue
         route.answered_by = model
-        async for chunk in prepend(first, chunks):
+        async for chunk in chunks:
             yield chunk
         return
     raise error

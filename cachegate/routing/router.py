@@ -9,14 +9,12 @@ import dataclasses
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from cachegate.backends.base import BackendRequest
 from cachegate.errors import ModelNotFound
-from cachegate.settings import RoutingSettings, Settings
-from policies.routing import (ComplexityRouter, ComplexityWeights, FixedRouter, RouteDecision, RouteInput,
-                              Router)
+from cachegate.settings import Settings
+from policies.routing import RouteDecision, RouteInput, Router
 
 AUTO = "auto"
 
@@ -52,13 +50,13 @@ class ModelRouter:
     embed: Callable[[list[str]], Awaitable[Any]] | None = None   # for policies that read embeddings
 
     @classmethod
-    def from_settings(cls, settings: Settings, policy: Router | None = None,
+    def from_settings(cls, settings: Settings, policy: Router,
                       embed: Callable[[list[str]], Awaitable[Any]] | None = None) -> ModelRouter:
+        """The configured models by tier, with `policy` (built from `routing` by `cachegate.build_parts`)."""
         tiers: dict[str, list[str]] = {}
         for model in settings.models:
             tiers.setdefault(model.tier, []).append(model.name)
-        return cls(tiers, policy or build_policy(settings.routing), settings.routing.fallback,
-                   settings.routing.fallback_pinned, embed)
+        return cls(tiers, policy, settings.routing.fallback, settings.routing.fallback_pinned, embed)
 
     def tier_of(self, model: str) -> str | None:
         return next((tier for tier, names in self.tiers.items() if model in names), None)
@@ -96,29 +94,16 @@ class ModelRouter:
         return next(iter(self.tiers))
 
 
-def build_policy(routing: RoutingSettings) -> Router:
-    if routing.policy == "fixed":
-        return FixedRouter(routing.fixed_tier)
-    if routing.policy == "learned":
-        from policies.learned_router import LearnedRouter
-        if not routing.learned_path:
-            raise ValueError("routing.policy 'learned' needs routing.learned_path (see `cachegate router train`)")
-        return LearnedRouter.from_dict(json.loads(Path(routing.learned_path).read_text()))
-    c = routing.complexity
-    return ComplexityRouter(threshold=c.threshold, weights=ComplexityWeights(**c.weights),
-                            completion_small_below_tokens=c.completion_small_below_tokens)
-
-
 def route_input(endpoint: str, request: BackendRequest) -> RouteInput:
     """The plain-data view of a request the routing policy reads (tokens estimated at 4 characters)."""
     explicit = request.params.max_tokens if request.max_tokens_explicit else None
     if request.messages is None:
         prompt = request.prompt or ""
         return RouteInput(kind=endpoint, text=prompt, prompt_tokens=len(prompt) // 4, max_tokens=explicit)
-    users = [m.get("content") or "" for m in request.messages if m["role"] == "user"]
+    turns = sum(m["role"] == "user" for m in request.messages)
     chars = sum(len(m.get("content") or "") for m in request.messages)
     chars += len(json.dumps(request.tools)) if request.tools else 0     # rendered into the prompt
     answer_format = request.extra.get("response_format")
     has_schema = isinstance(answer_format, dict) and answer_format.get("type") in ("json_object", "json_schema")
-    return RouteInput(kind=endpoint, text=users[-1] if users else "", prompt_tokens=chars // 4,
-                      max_tokens=explicit, turns=len(users), has_tools=bool(request.tools), has_schema=has_schema)
+    return RouteInput(kind=endpoint, text=request.question, prompt_tokens=chars // 4,
+                      max_tokens=explicit, turns=turns, has_tools=bool(request.tools), has_schema=has_schema)

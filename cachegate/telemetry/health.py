@@ -38,7 +38,7 @@ async def health(services) -> dict[str, Any]:
     tier = gateway.semantic
     if tier is not None and "semantic" in stores:      # entries as the tier counts them (not hit counters)
         stores["semantic"] |= {"entries": len(tier.catalog), "bytes": tier.catalog.bytes}
-    faults = {"store_errors": gateway.stats.store_errors,
+    faults = {"store_errors": services.stats.store_errors,
               "exact_corrupt": gateway.exact.corrupt if gateway.exact is not None else 0,
               "semantic_corrupt": tier.entries.corrupt if tier is not None else 0}
     out = {"stores": stores, "backends": replicas_health(gateway.backends), "faults": faults}

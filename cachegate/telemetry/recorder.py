@@ -1,18 +1,20 @@
 """Telemetry of requests: one `RequestRecord` per request, finished exactly once, feeding the
-Prometheus metrics, the per-minute series, the in-process counters and the entry ledger."""
+Prometheus metrics, the per-minute series, the in-process counters and the entry ledger. What the pipeline did
+is read from its `Outcome` (where the answer came from, the route, what the tiers kept of a fresh answer): the
+pipeline itself meters nothing."""
 from __future__ import annotations
 
 import asyncio
 import time
 from collections import Counter as CounterT
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from cachegate.telemetry.accounting import PriceList
 from cachegate.backends.base import BackendRequest, Chunk, Usage
+from cachegate.pipeline import Outcome
 from cachegate.telemetry.stats import SAVED, Stats
 from cachegate.telemetry.histogram import bucket_of
-from cachegate.telemetry.ledger import Ledger
+from cachegate.telemetry.ledger import Ledger, LedgerEntry
 from cachegate.telemetry.metrics import Metrics
 from cachegate.telemetry.series import MinuteSeries, RedisSeries
 
@@ -31,13 +33,7 @@ class RequestRecord:
     usage: Usage | None = None
     status: int = 200
     done: bool = False
-
-
-def question_of(request: BackendRequest) -> str:
-    if request.prompt is not None:
-        return request.prompt
-    users = [m.get("content") or "" for m in request.messages or [] if m["role"] == "user"]
-    return users[-1] if users else ""
+    outcome: Outcome | None = None
 
 
 class Telemetry:
@@ -68,18 +64,21 @@ class Telemetry:
     def start(self, endpoint: str) -> RequestRecord:
         return RequestRecord(endpoint)
 
-    def routed(self, rec: RequestRecord, outcome, request: BackendRequest) -> None:
+    def routed(self, rec: RequestRecord, outcome: Outcome, request: BackendRequest) -> None:
         """The pipeline has decided: where the answer comes from, and which model it stands for."""
+        rec.outcome = outcome
         route = outcome.route
         rec.cache, rec.tier, rec.route = outcome.cache, route.tier, route.header()
         rec.model = route.answered_by or route.model
-        rec.question = question_of(request)
+        rec.question = request.question
         rec.similarity = outcome.similarity
         if outcome.cache == "hit-exact":
             self.ledger.hit(outcome.key)
         elif outcome.cache in ("hit-semantic", "hit-curated"):
             self.ledger.hit(outcome.entry_id or "", outcome.similarity)
             self.metrics.similarity.observe(outcome.similarity or 0.0)
+        elif outcome.cache in ("miss", "bypass"):         # a backend call of its own (a joined one shares it)
+            self.stats.count_route(route.tier, route.answered_by or route.model, route.fell_back)
 
     def note(self, rec: RequestRecord, chunk: Chunk) -> None:
         """One chunk of the answer on its way out: the first token's time, the usage."""
@@ -94,6 +93,8 @@ class Telemetry:
         rec.done = True
         if status is not None:
             rec.status = status
+        if rec.outcome is not None:
+            self._kept(rec.outcome)
         total_s = time.perf_counter() - rec.started
         m = self.metrics
         m.bound(m.requests, rec.endpoint, rec.cache, rec.tier, str(rec.status)).inc()
@@ -111,6 +112,13 @@ class Telemetry:
                 self.ledger.missed(rec.question, rec.model, total_s * 1000, rec.route)
                 m.routes.labels(rec.tier, rec.model, str("fallback-from" in rec.route).lower()).inc()
         self.series.add(fields)
+
+    def _kept(self, outcome: Outcome) -> None:
+        """What the tiers kept of a fresh answer goes into the ledger; a store that failed is counted."""
+        for s in outcome.receipt.stored:
+            self.ledger.stored(LedgerEntry(s.tier, s.id, s.tenant, s.namespace, s.model, s.question, s.text))
+            self.stats.stored += s.tier == "exact"
+        self.stats.store_errors += outcome.receipt.failed
 
     def _account(self, rec: RequestRecord) -> dict[str, float]:
         if rec.usage is None:

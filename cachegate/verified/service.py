@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from cachegate.backends.base import BackendRequest
 from cachegate.errors import APIError
 from cachegate.cache.semantic.entry import parse_id
+from cachegate.telemetry.ledger import Ledger
 from cachegate.verified.controller import TargetController
 from cachegate.verified.labels import Label, VerifiedLabels
 from cachegate.verified.served import Served, ServedHits
@@ -24,6 +25,7 @@ class Verification:
     controller: TargetController
     shadow: ShadowChecks
     labels: VerifiedLabels
+    ledger: Ledger                     # the entry ledger: an invalidated entry leaves it
 
     def after_hit(self, response_id: str, request: BackendRequest, outcome, namespace: str, question: str) -> None:
         """A hit has been sent: remember it for feedback; a semantic hit may be re-asked in the background."""
@@ -58,10 +60,10 @@ class Verification:
         gateway = self.gateway
         if served.tier == "semantic" and gateway.semantic is not None and served.entry_id:
             await gateway.semantic.delete([parse_id(served.entry_id)])
-            gateway.ledger.forget(served.entry_id)
+            self.ledger.forget(served.entry_id)
             return [served.entry_id]
         if served.tier == "exact" and gateway.exact is not None and await gateway.exact.delete(served.key):
-            gateway.ledger.forget(served.key)
+            self.ledger.forget(served.key)
             return [served.key]
         return []
 
@@ -72,7 +74,7 @@ class Verification:
         self.shadow.close()
 
 
-def build(settings, gateway) -> Verification | None:
+def build(settings, gateway, ledger: Ledger) -> Verification | None:
     """None without a semantic tier (exact hits are never wrong about the question they answer)."""
     tier = gateway.semantic
     if tier is None:
@@ -86,4 +88,4 @@ def build(settings, gateway) -> Verification | None:
     shadow = ShadowChecks(gateway.backends, AnswerComparator(tier.embedder.embed, v.answer_similarity),
                           cfg.verify_rate, rates, v.per_minute, v.busy_at)
     return Verification(gateway, ServedHits(v.served_entries), controller, shadow,
-                        VerifiedLabels(v.max_labels, v.labels_path))
+                        VerifiedLabels(v.max_labels, v.labels_path), ledger)

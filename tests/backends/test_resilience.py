@@ -5,11 +5,10 @@ import random
 
 import pytest
 
-from cachegate.backends.base import BackendRequest, Chunk, ModelInfo
+from cachegate.backends.base import BackendRequest, Chunk, ModelInfo, Sampling
 from cachegate.backends.pool import TierPool
 from cachegate.backends.resilience import CircuitBreaker, ResilientBackend, RetryPolicy
 from cachegate.errors import BackendRateLimited, BackendRejected, BackendUnavailable
-from engine.sampling_params import SamplingParams
 
 
 class Scripted:
@@ -40,7 +39,7 @@ class Scripted:
 
 
 def req(content="hi", system="sys") -> BackendRequest:
-    return BackendRequest(model="m", params=SamplingParams(),
+    return BackendRequest(model="m", params=Sampling(),
                           messages=[{"role": "system", "content": system}, {"role": "user", "content": content}])
 
 

@@ -5,16 +5,15 @@ import time
 
 import pytest
 
-from cachegate.backends.base import BackendRequest, ModelInfo
+from cachegate.backends.base import BackendRequest, ModelInfo, Sampling
 from cachegate.backends.upstream import UpstreamBackend
 from cachegate.errors import BackendRateLimited, BackendRejected, BackendTimeout, BackendUnavailable
-from engine.sampling_params import SamplingParams
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.redis_server import free_port
 
 
 def request(**kw) -> BackendRequest:
-    base = dict(model="up", params=SamplingParams(max_tokens=8, temperature=0, stop=["END"]),
+    base = dict(model="up", params=Sampling(max_tokens=8, temperature=0, stop=["END"]),
                 messages=[{"role": "user", "content": "hi"}])
     return BackendRequest(**(base | kw))
 

@@ -71,3 +71,75 @@ def test_cli_without_a_verb_fails(capsys):
     with pytest.raises(SystemExit) as exc:
         main([])
     assert exc.value.code == 2
+
+
+# -- cache.semantic.policy: a tagged union, the older string form still read ------------------------
+def semantic_policy_of(tmp_path, text: str, env: dict | None = None):
+    return load_settings(write(tmp_path, text), env=env or {}).cache.semantic.policy
+
+
+def test_semantic_policy_defaults_to_the_packaged_matcher():
+    assert Settings().cache.semantic.policy.model_dump() == {"kind": "matcher", "path": "packaged"}
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("policy: {kind: cosine, threshold: 0.85}", {"kind": "cosine", "threshold": 0.85}),
+    ("policy: {kind: cosine}", {"kind": "cosine", "threshold": 0.9}),
+    ("policy: {kind: matcher}", {"kind": "matcher", "path": "packaged"}),
+    ("policy: {kind: calibrated, path: fitted.json}", {"kind": "calibrated", "path": "fitted.json"}),
+])
+def test_semantic_policy_reads_by_kind(tmp_path, text, expected):
+    assert semantic_policy_of(tmp_path, f"cache:\n  semantic:\n    {text}\n").model_dump() == expected
+
+
+@pytest.mark.parametrize("old, new", [
+    ("policy: cosine\n    threshold: 0.85", "policy: {kind: cosine, threshold: 0.85}"),
+    ("policy: cosine", "policy: {kind: cosine, threshold: 0.9}"),
+    ("policy: packaged", "policy: {kind: matcher, path: packaged}"),
+    ("policy: packaged\n    threshold: 0.85", "policy: {kind: matcher, path: packaged}"),   # never read beside it
+    ("threshold: 0.85", "policy: {kind: matcher, path: packaged}"),
+    ("policy: fitted.json", "policy: {kind: calibrated, path: fitted.json}"),
+])
+def test_the_older_string_form_is_shorthand(tmp_path, old, new):
+    assert semantic_policy_of(tmp_path, f"cache:\n  semantic:\n    {old}\n") == \
+        semantic_policy_of(tmp_path, f"cache:\n  semantic:\n    {new}\n")
+
+
+def test_a_folder_in_the_older_form_is_a_matcher(tmp_path):
+    folder = tmp_path / "my-matcher"
+    folder.mkdir()
+    assert semantic_policy_of(tmp_path, f"cache:\n  semantic:\n    policy: {folder}\n").model_dump() == \
+        {"kind": "matcher", "path": str(folder)}
+
+
+def test_semantic_policy_from_the_environment():
+    env = {"CACHEGATE_CACHE__SEMANTIC__POLICY__KIND": "cosine", "CACHEGATE_CACHE__SEMANTIC__POLICY__THRESHOLD": "0.92"}
+    assert load_settings(env=env).cache.semantic.policy.model_dump() == {"kind": "cosine", "threshold": 0.92}
+    short = {"CACHEGATE_CACHE__SEMANTIC__POLICY": "cosine", "CACHEGATE_CACHE__SEMANTIC__THRESHOLD": "0.92"}
+    assert load_settings(env=short).cache.semantic.policy.model_dump() == {"kind": "cosine", "threshold": 0.92}
+
+
+@pytest.mark.parametrize("text", [
+    "policy: {kind: lexical}",                               # no such kind
+    "policy: {threshold: 0.9}",                              # no kind
+    "policy: {kind: cosine, threshold: 1.5}",
+    "policy: {kind: cosine, path: fitted.json}",             # a field of another kind
+    "policy: {kind: calibrated}",                            # a calibrated policy names its file
+    "policy: {kind: cosine}\n    threshold: 0.85",           # beside the new form the threshold goes inside it
+])
+def test_invalid_semantic_policy_is_rejected(tmp_path, text):
+    with pytest.raises(ValidationError):
+        load_settings(write(tmp_path, f"cache:\n  semantic:\n    {text}\n"), env={})
+
+
+def test_the_readme_policy_examples_are_valid():
+    import re
+    from pathlib import Path
+
+    import yaml
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = re.search(r"### The semantic policy setting\n.*?```yaml\n(.*?)```", readme, re.DOTALL).group(1)
+    shown = yaml.safe_load(block)
+    assert Settings.model_validate(shown).cache.semantic.policy.kind == "matcher"
+    for line in re.findall(r"# (policy: \{.*?\})", block):
+        Settings.model_validate({"cache": {"semantic": yaml.safe_load(line)}})

@@ -7,9 +7,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from cachegate.api.app import create_app
-from cachegate.backends.base import BackendRequest
+from cachegate.backends.base import BackendRequest, Sampling
 from cachegate.cache.keys import exact_key
-from engine.sampling_params import SamplingParams
 from tests.gateway.conftest import chat, make_settings
 
 
@@ -80,12 +79,12 @@ def test_text_parts_and_plain_string_share_a_key(client):
 
 def test_key_covers_tenant_and_model():
     def key(**kw):
-        base = dict(model="m", params=SamplingParams(), messages=[{"role": "user", "content": "x"}])
+        base = dict(model="m", params=Sampling(), messages=[{"role": "user", "content": "x"}])
         return exact_key("chat", BackendRequest(**(base | kw)))
     assert key() == key()
     assert key(tenant="acme") != key(tenant="globex")
     assert key(model="other") != key()
-    assert exact_key("completions", BackendRequest(model="m", params=SamplingParams(), prompt="x")) != key()
+    assert exact_key("completions", BackendRequest(model="m", params=Sampling(), prompt="x")) != key()
 
 
 def test_streamed_hit_streams_the_stored_answer(client):

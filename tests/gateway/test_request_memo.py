@@ -26,7 +26,7 @@ def test_a_repeated_body_is_parsed_once_and_still_honours_its_headers():
         fresh = post(client, authorization="Bearer sk-a", **{"cache-control": "no-cache"})
         limited = post(client, authorization="Bearer sk-a")
         b = post(client, authorization="Bearer sk-b")
-        memo = client.app.state.services.requests
+        memo = client.app.state.requests
     assert a == ["miss", "hit-exact"] and fresh.headers["x-cachegate-cache"] == "bypass"
     assert limited.status_code == 429
     assert b.headers["x-cachegate-cache"] == "miss"          # another tenant: its own entry
@@ -36,7 +36,7 @@ def test_a_repeated_body_is_parsed_once_and_still_honours_its_headers():
 def test_invalid_bodies_are_refused_every_time_and_never_kept(client):
     bad = json.dumps({"model": "echo", "messages": [{"role": "user", "content": "x"}], "temperature": 7})
     assert [post(client, bad).status_code for _ in range(3)] == [400, 400, 400]
-    assert len(client.app.state.services.requests.parsed) == 0
+    assert len(client.app.state.requests.parsed) == 0
 
 
 def test_the_memo_is_bounded_in_entries_and_body_size():

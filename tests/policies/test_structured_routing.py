@@ -2,9 +2,8 @@
 prompt length too) without deciding the tier on their own."""
 from __future__ import annotations
 
-from cachegate.backends.base import BackendRequest
+from cachegate.backends.base import BackendRequest, Sampling
 from cachegate.routing.router import route_input
-from engine.sampling_params import SamplingParams
 from policies.routing import LARGE, SMALL, ComplexityRouter, RouteInput
 
 router = ComplexityRouter()
@@ -31,7 +30,7 @@ def test_a_schema_adds_to_a_demanding_request():
 
 def test_route_input_sees_the_schema_and_counts_the_tools_in_the_prompt():
     def request(**kw) -> BackendRequest:
-        return BackendRequest(model="auto", params=SamplingParams(), messages=[{"role": "user", "content": "hi"}],
+        return BackendRequest(model="auto", params=Sampling(), messages=[{"role": "user", "content": "hi"}],
                               **kw)
     plain = route_input("chat", request())
     shaped = route_input("chat", request(tools=[TOOL], extra={"response_format": {"type": "json_object"}}))

@@ -43,7 +43,7 @@ def test_max_age_refuses_older_answers(client, monkeypatch):
     import time
     ask(client, QUESTION)
     later = time.time() + 100
-    monkeypatch.setattr("cachegate.cache.semantic.tier.time.time", lambda: later)
+    monkeypatch.setattr("cachegate.cache.semantic.lookup.time.time", lambda: later)
     monkeypatch.setattr("cachegate.pipeline.time.time", lambda: later)
     assert cache_of(ask(client, PARAPHRASE, headers={"cache-control": "max-age=50"})) == "miss"
     assert cache_of(ask(client, QUESTION.lower(), cache={"s-maxage": 500})) == "hit-semantic"

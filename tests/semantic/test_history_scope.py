@@ -3,15 +3,13 @@ history. By default (`history: exact`) two conversations that differ anywhere ne
 with `history: window` the embedded turns are compared by similarity and the older ones exactly."""
 from __future__ import annotations
 
+from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fastapi.testclient import TestClient
-
-from cachegate.backends.base import BackendRequest, Usage
+from cachegate.backends.base import BackendRequest, Sampling, Usage
 from cachegate.cache.answer import CachedAnswer
 from cachegate.cache.semantic.context import history_digest, probe_of
-from engine.sampling_params import SamplingParams
 from tests.semantic.conftest import ask, semantic_app
 
 
@@ -49,7 +47,7 @@ def test_history_digests_ignore_only_whitespace():
 
 def test_window_probes_put_the_older_turns_and_any_cut_text_into_the_digest():
     def probe(history, chars=1500):
-        request = BackendRequest("m", SamplingParams(), messages=history + [{"role": "user", "content": "And?"}])
+        request = BackendRequest("m", Sampling(), messages=history + [{"role": "user", "content": "And?"}])
         return probe_of(request, context_turns=1, max_context_chars=chars, history="window")
     short = probe(alice_bob("Alice"))
     assert short.context.startswith("user: Thanks") and short.history == history_digest(alice_bob("Alice")[:2])
@@ -79,7 +77,7 @@ def test_a_semantic_hit_only_comes_from_an_entry_with_an_equivalent_history(clie
     question = "What did I just tell you?"
 
     def request(turns):
-        return BackendRequest("echo", SamplingParams(),
+        return BackendRequest("echo", Sampling(),
                               messages=conversation(turns) + [{"role": "user", "content": question}])
 
     async def run():

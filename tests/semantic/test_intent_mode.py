@@ -6,9 +6,9 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from cachegate.commands import evaluate
-from cachegate.commands.evaluate_intents import intent_mode, read_intents, warm_set
 from cachegate.cache.semantic.embedder import Embedder
+from cachegate.commands import evaluate
+from cachegate.evaluation.intents import intent_mode, read_intents, warm_set
 
 TINY = Path(__file__).parent / "data" / "intents_tiny.json"
 

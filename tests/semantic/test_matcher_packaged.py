@@ -7,8 +7,9 @@ import asyncio
 
 import pytest
 
-from cachegate.commands import evaluate
 from cachegate.cache.semantic.embedder import Embedder
+from cachegate.commands import evaluate
+from cachegate.evaluation import lookups
 from policies.matcher import MatcherPolicy
 
 CACHED = {
@@ -27,13 +28,13 @@ def tier():
 
     async def warm():
         for question, intent in CACHED.items():
-            await evaluate.store(tier, question, intent)
+            await lookups.store(tier, question, intent)
     asyncio.run(warm())
     return tier
 
 
 def served(tier, question: str) -> str | None:
-    return asyncio.run(evaluate.served(tier, question))
+    return asyncio.run(lookups.served(tier, question))
 
 
 @pytest.mark.parametrize(("question", "intent"), [
@@ -46,7 +47,7 @@ def test_a_paraphrase_is_served_its_answer(tier, question, intent):
 
 def test_a_near_miss_that_differs_in_a_number_is_vetoed(tier):
     assert served(tier, "transfer $500 from checking to savings") is None
-    found = asyncio.run(tier.lookup("chat", evaluate.request_for("transfer $500 from checking to savings")))
+    found = asyncio.run(tier.lookup("chat", lookups.request_for("transfer $500 from checking to savings")))
     assert found is not None and found.hit is None
 
 
@@ -76,8 +77,8 @@ def test_two_generated_answers_that_say_the_same_are_one_answer(second_answer, s
     tier = evaluate.make_tier(argparse.Namespace(policy="packaged", threshold=0.9), Embedder())
 
     async def run():
-        await evaluate.store(tier, "where is my new card", ARRIVES)
-        await evaluate.store(tier, "my new card has not arrived yet", second_answer)
-        await evaluate.store(tier, "i lost my card", "Freeze a lost card in the app at once, then call us to block it.")
-        return await evaluate.served(tier, "when will my new card arrive")
+        await lookups.store(tier, "where is my new card", ARRIVES)
+        await lookups.store(tier, "my new card has not arrived yet", second_answer)
+        await lookups.store(tier, "i lost my card", "Freeze a lost card in the app at once, then call us to block it.")
+        return await lookups.served(tier, "when will my new card arrive")
     assert asyncio.run(run()) == served_answer

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from cachegate.cache.semantic.datasets import Pair
 from cachegate.matcher_train.data import pair_folds, split_qqp
 from cachegate.matcher_train.fitting import fit_lone, fit_rivalled
-from cachegate.matcher_train.simulate import Lookups
 from cachegate.matcher_train.pairs import DistinctGroupBatches, nearest_others, verifier_pairs
-from cachegate.cache.semantic.datasets import Pair
+from cachegate.matcher_train.simulate import Lookups
 from policies.calibration import z_for
 from policies.matcher import Cut
 

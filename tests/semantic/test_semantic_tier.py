@@ -118,7 +118,7 @@ def test_entries_expire_after_their_ttl(client, tier, monkeypatch):
     import time as clock
     ask(client, QUESTION, cache={"ttl": 60})
     later = clock.time() + 120
-    monkeypatch.setattr("cachegate.cache.semantic.tier.time.time", lambda: later)
+    monkeypatch.setattr("cachegate.cache.semantic.lookup.time.time", lambda: later)
     monkeypatch.setattr("cachegate.pipeline.time.time", lambda: later)
     assert ask(client, PARAPHRASE).headers["x-cachegate-cache"] == "miss"
     assert tier.sweep() >= 1

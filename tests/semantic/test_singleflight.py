@@ -6,8 +6,8 @@ import asyncio
 import pytest
 
 from cachegate.backends.base import Chunk
-from cachegate.errors import BackendUnavailable
 from cachegate.cache.singleflight import SingleFlight
+from cachegate.errors import BackendUnavailable
 
 
 async def slow_stream(calls: list, fail: bool = False):

@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cachegate.matcher_train.data import DEFAULT_DATA
 from cachegate.cache.semantic.matcher_files import load_policy
 from cachegate.cache.semantic.verifier import Verifier
+from cachegate.matcher_train.data import DEFAULT_DATA
 from policies.thresholds import Candidate
 
 pytestmark = pytest.mark.skipif(not (DEFAULT_DATA / "intents" / "clinc150.json").exists(),

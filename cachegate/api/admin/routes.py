@@ -3,7 +3,6 @@ entry, purging a tenant or namespace, and changing a namespace's semantic thresh
 requires the admin bearer token."""
 from __future__ import annotations
 
-import dataclasses
 import re
 from typing import Any
 
@@ -17,8 +16,6 @@ from cachegate.build import Services
 from cachegate.telemetry.health import health
 from cachegate.telemetry.report import report
 from cachegate.api.translate import parse_body
-from policies.matcher import MatcherPolicy
-from policies.thresholds import CalibratedPolicy, CosinePolicy
 
 router = APIRouter(prefix="/admin/api")
 EXACT_KEY = re.compile(r"^[0-9a-f]{64}$")
@@ -54,8 +51,8 @@ async def stats(http: Request) -> dict[str, Any]:
     services = services_of(http)
     telemetry = services.telemetry
     out = report(await telemetry.window()) | await health(services)
-    out["top_entries"] = services.gateway.ledger.top(20)
-    out["recent_misses"] = services.gateway.ledger.recent_misses(20)
+    out["top_entries"] = services.telemetry.ledger.top(20)
+    out["recent_misses"] = services.telemetry.ledger.recent_misses(20)
     out["semantic_policy"] = policy_view(services)
     out["scope"] = "fleet" if telemetry.fleet else "replica"
     return out
@@ -64,7 +61,7 @@ async def stats(http: Request) -> dict[str, Any]:
 @router.get("/entries")
 async def search(http: Request, q: str = "", limit: int = 50) -> dict[str, Any]:
     services = services_of(http)
-    ledger = services.gateway.ledger
+    ledger = services.telemetry.ledger
     return {"entries": ledger.search(q, limit) if q else ledger.top(limit)}
 
 
@@ -79,7 +76,7 @@ async def invalidate(http: Request, key: str) -> dict[str, Any]:
     else:
         raise InvalidRequest(f"'{key}' is neither an exact key (64 hex) nor a semantic entry id (16 hex)",
                              param="key")
-    gateway.ledger.forget(key)
+    services.telemetry.ledger.forget(key)
     return {"deleted": key if deleted else None}
 
 
@@ -93,7 +90,7 @@ async def purge(http: Request) -> dict[str, Any]:
     if gateway.semantic is not None:
         fields = {"tenant": body.tenant} | ({"namespace": body.namespace} if body.namespace else {})
         semantic = len(await gateway.semantic.delete(gateway.semantic.catalog.ids_where(**fields)))
-    gateway.ledger.forget_where(body.tenant, body.namespace)
+    services.telemetry.ledger.forget_where(body.tenant, body.namespace)
     return {"exact": exact, "semantic": semantic}
 
 
@@ -105,23 +102,14 @@ async def set_threshold(http: Request) -> dict[str, Any]:
     if tier is None:
         raise APIError("The semantic tier is disabled", status=404, type="not_found_error", code="semantic_disabled")
     policy = tier.policy
-    if isinstance(policy, CosinePolicy) and body.threshold is not None:
-        tier.policy = dataclasses.replace(policy, namespaces={**policy.namespaces, body.namespace: body.threshold})
-    elif isinstance(policy, (CalibratedPolicy, MatcherPolicy)) and body.target_false_hit_rate is not None:
-        tier.policy = dataclasses.replace(
-            policy, namespaces={**policy.namespaces, body.namespace: body.target_false_hit_rate})
-    else:
-        wanted = "threshold" if isinstance(policy, CosinePolicy) else "target_false_hit_rate"
-        raise InvalidRequest(f"the semantic policy is {type(policy).__name__}: set '{wanted}'", param=wanted)
+    value = getattr(body, policy.knob)        # the policy says what a namespace's setting is
+    if value is None:
+        raise InvalidRequest(f"the semantic policy is {type(policy).__name__}: set '{policy.knob}'",
+                             param=policy.knob)
+    tier.policy = policy.with_threshold(body.namespace, value)
     return policy_view(services)
 
 
 def policy_view(services: Services) -> dict[str, Any] | None:
     tier = services.gateway.semantic
-    if tier is None:
-        return None
-    policy = tier.policy
-    if isinstance(policy, CosinePolicy):
-        return {"kind": "cosine", "threshold": policy.threshold, "namespaces": dict(policy.namespaces)}
-    return {"kind": "calibrated", "target_false_hit_rate": getattr(policy, "target", None),
-            "namespaces": dict(getattr(policy, "namespaces", {}))}
+    return None if tier is None else tier.policy.view()

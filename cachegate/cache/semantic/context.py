@@ -40,7 +40,7 @@ def probe_of(request: BackendRequest, context_turns: int = 1, max_context_chars:
     messages = [m for m in request.messages or [] if m["role"] not in ("system", "developer")]
     if not messages or messages[-1]["role"] != "user" or any(_is_tool_traffic(m) for m in messages):
         return None
-    query = messages[-1]["content"].strip()
+    query = request.question.strip()
     if not query:
         return None
     earlier = messages[:-1]

@@ -1,18 +1,22 @@
 """Keeping a replica's index in step with the shared entries: load at start, then follow the changes.
 
 Every replica publishes what it stores and deletes on one Redis channel; the others apply it. Pub/sub
-has no replay, so after any disconnect the follower resubscribes and re-syncs from a full scan.
+has no replay, so after any disconnect the follower resubscribes and re-syncs from a full scan
+(`CatalogSync.load`). Expired entries leave the catalog by a periodic sweep (the store expires them by itself).
 """
 from __future__ import annotations
 
 import asyncio
 import json
 import logging
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-from cachegate.cache.semantic.entry import id_text, parse_id
+from cachegate.cache.semantic.catalog import Catalog
+from cachegate.cache.semantic.entries import EntryStore
+from cachegate.cache.semantic.entry import SemanticEntry, id_text, parse_id
 from cachegate.stores.base import StoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -104,3 +108,53 @@ class Follower:
             elif event["op"] == "delete":
                 self.on_delete(entry_id)
             self.applied += 1
+
+
+class CatalogSync:
+    """The catalog made to match the store (at start and after every lost subscription), entries other replicas
+    stored added one by one, and expired ones swept out."""
+
+    def __init__(self, entries: EntryStore, catalog: Catalog, remember: Callable[[SemanticEntry], None]) -> None:
+        self.entries = entries
+        self.catalog = catalog
+        self.remember = remember
+
+    async def load(self) -> None:
+        """Make the catalog match the store: add what it lacks, drop what the store no longer has."""
+        seen: set[int] = set()
+        batch: list[int] = []
+        async for i in self.entries.ids():
+            seen.add(i)
+            if i not in self.catalog:
+                batch.append(i)
+            if len(batch) >= 256:
+                await self._load_batch(batch)
+                batch = []
+        await self._load_batch(batch)
+        if not self.entries.reachable:
+            raise StoreUnavailable("the entry store went away during a re-sync")
+        for stale in [i for i in list(self.catalog.meta) if i not in seen]:
+            self.catalog.remove(stale)
+
+    async def _load_batch(self, ids: list[int]) -> None:
+        for entry in filter(None, await self.entries.get_many(ids)):
+            if entry.expires_at > time.time():
+                self.remember(entry)
+
+    async def follow_put(self, entry_id: int) -> None:
+        entry = await self.entries.get(entry_id)
+        if entry is not None:
+            self.remember(entry)
+
+    def sweep(self) -> int:
+        """Drop expired entries from the catalog (the store expires them by itself)."""
+        expired = self.catalog.expired()
+        for i in expired:
+            self.catalog.remove(i)
+        return len(expired)
+
+    async def sweep_forever(self, interval_s: float) -> None:
+        asyncio.current_task().set_name("sweeper")
+        while True:
+            await asyncio.sleep(interval_s)
+            self.sweep()
