@@ -61,10 +61,10 @@ class Services:
             await self.gateway.curated.close()
         for store in self.stores.values():
             await store.close()
-        if self.redis is not None:
-            await self.redis.aclose()
         if self.gateway.answer_log is not None:
             await self.gateway.answer_log.close()
+        if self.redis is not None:          # the one client, last: everything above may still use it
+            await self.redis.aclose()
 
 
 def build_backends(settings: Settings) -> dict[str, Backend]:
@@ -96,14 +96,15 @@ async def build_services(settings: Settings, backends: dict[str, Backend] | None
     for backend in backends.values():
         await backend.start()
     stats = Stats()
+    redis = redis_client(settings)     # the one client: stores, keys, limits, the fleet's series, the answer log
     stores: dict[str, GuardedStore] = {}
     redis_health = StoreHealth("redis", settings.redis.retry_interval_s)    # one Redis, one health
     exact = None
     if settings.cache.exact.enabled:
         cfg = settings.cache.exact
-        stores["exact"] = exact_store(settings, redis_health if cfg.store == "redis" else None)
+        stores["exact"] = exact_store(settings, redis_health if cfg.store == "redis" else None, redis)
         exact = ExactTier(stores["exact"], settings.cache.exact.namespace, settings.cache.exact.ttl_s)
-    semantic = await start_semantic(settings, stores, redis_health)
+    semantic = await start_semantic(settings, stores, redis_health, redis)
     for store in stores.values():
         store.watch()
     admission = admission_policy(settings)
@@ -113,10 +114,9 @@ async def build_services(settings: Settings, backends: dict[str, Backend] | None
     ledger = Ledger()
     policy = cache_policy(settings)
     answer_log = build_answer_log(settings.distill, settings.redis.url, settings.redis.key_prefix,
-                                  settings.redis.socket_timeout_s)
+                                  settings.redis.socket_timeout_s, redis)
     curated = await start_curated(settings, semantic, stores)
     gateway = Gateway(backends, exact, admission, semantic, flights, router, policy, answer_log, curated)
-    redis = redis_client(settings)          # one client: auth keys, rate limits, the fleet's series
     telemetry = build_telemetry(settings, stats, ledger, redis)
     keys = KeyRing(settings.auth, redis, settings.redis.key_prefix)
     limiter = RateLimiter(redis, settings.redis.key_prefix)
@@ -156,11 +156,11 @@ def router_embedder(settings: Settings, semantic: SemanticTier | None):
 
 
 async def start_semantic(settings: Settings, stores: dict[str, GuardedStore],
-                         redis_health: StoreHealth) -> SemanticTier | None:
+                         redis_health: StoreHealth, redis=None) -> SemanticTier | None:
     if not settings.cache.semantic.enabled:
         return None
     shared = redis_health if settings.cache.semantic.store == "redis" else None
-    stores["semantic"] = build_semantic_store(settings, shared)
+    stores["semantic"] = build_semantic_store(settings, shared, redis)
     tier = build_semantic_tier(settings, stores["semantic"])
     await tier.start()
     return tier

@@ -27,24 +27,23 @@ if TYPE_CHECKING:
 
 # -- Redis and the stores --------------------------------------------------------------------------
 def redis_client(settings: Settings):
-    """The one client of auth keys, rate limits and the fleet's telemetry series (None without `redis.url`).
-    The tiers' stores keep their own (each closes it with the store, and the follower's subscription holds one
-    of its connections until the tier closes)."""
+    """The gateway's one Redis client (None without `redis.url`): the tiers' stores, auth keys, rate limits, the
+    fleet's telemetry series and the answer log share it, and the services close it last."""
     if not settings.redis.url:
         return None
     from cachegate.stores.redis import connect
     return connect(settings.redis.url, settings.redis.socket_timeout_s)
 
 
-def exact_store(settings: Settings, health: StoreHealth | None = None) -> GuardedStore:
+def exact_store(settings: Settings, health: StoreHealth | None = None, client=None) -> GuardedStore:
     cfg = settings.cache.exact
-    return open_store("exact", cfg.store, cfg.max_bytes, settings.redis, health)
+    return open_store("exact", cfg.store, cfg.max_bytes, settings.redis, health, client)
 
 
-def build_semantic_store(settings: Settings, health: StoreHealth | None = None) -> GuardedStore:
+def build_semantic_store(settings: Settings, health: StoreHealth | None = None, client=None) -> GuardedStore:
     cfg = settings.cache.semantic
     # room above the tier's own bound, so the memory store's LRU never evicts behind the catalog's back
-    return open_store("semantic", cfg.store, cfg.max_bytes * 2, settings.redis, health)
+    return open_store("semantic", cfg.store, cfg.max_bytes * 2, settings.redis, health, client)
 
 
 # -- the semantic policy ---------------------------------------------------------------------------

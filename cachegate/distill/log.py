@@ -66,8 +66,9 @@ def entry_of(request: BackendRequest, controls: CacheControls, answer: CachedAns
 
 
 def build_answer_log(cfg: DistillSettings, redis_url: str | None, key_prefix: str,
-                     socket_timeout_s: float) -> AnswerLog | None:
-    """The log the settings ask for, or None (`distill.log: none`, the default)."""
+                     socket_timeout_s: float, client=None) -> AnswerLog | None:
+    """The log the settings ask for, or None (`distill.log: none`, the default). `client`: the gateway's one
+    Redis client (its owner closes it), else the log opens its own."""
     if cfg.log == "none":
         return None
     if cfg.log == "file":
@@ -77,4 +78,6 @@ def build_answer_log(cfg: DistillSettings, redis_url: str | None, key_prefix: st
         raise ValueError("distill.log 'redis' needs redis.url")
     from cachegate.distill.sinks import RedisSink
     from cachegate.stores.redis import connect
-    return AnswerLog(RedisSink(connect(redis_url, socket_timeout_s), key_prefix, cfg.max_entries, cfg.max_bytes), cfg)
+    sink = RedisSink(client or connect(redis_url, socket_timeout_s), key_prefix, cfg.max_entries, cfg.max_bytes,
+                     owns_client=client is None)
+    return AnswerLog(sink, cfg)

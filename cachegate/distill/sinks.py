@@ -80,8 +80,8 @@ def redis_keys(prefix: str, tenant: str) -> tuple[str, str]:
 
 
 class RedisSink:
-    def __init__(self, client, prefix: str, max_entries: int, max_bytes: int) -> None:
-        self.client, self.prefix = client, prefix
+    def __init__(self, client, prefix: str, max_entries: int, max_bytes: int, owns_client: bool = True) -> None:
+        self.client, self.prefix, self.owns_client = client, prefix, owns_client
         self.max_entries, self.max_bytes = max_entries, max_bytes
         self.script = client.register_script(TRIM)
 
@@ -94,7 +94,8 @@ class RedisSink:
         return True
 
     async def close(self) -> None:
-        await self.client.aclose()
+        if self.owns_client:
+            await self.client.aclose()
 
 
 def read_redis(url: str, tenant: str | None = None) -> list[AnswerEntry]:

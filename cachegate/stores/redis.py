@@ -31,9 +31,12 @@ def connect(url: str, socket_timeout_s: float = 0.5) -> aioredis.Redis:
 class RedisStore:
     name = "redis"
 
-    def __init__(self, url: str, key_prefix: str = "cachegate:", socket_timeout_s: float = 0.5) -> None:
+    def __init__(self, url: str | None = None, key_prefix: str = "cachegate:", socket_timeout_s: float = 0.5,
+                 client: aioredis.Redis | None = None) -> None:
+        """On the gateway's one `client` when given (its owner closes it), else on a client of its own."""
         self.prefix = key_prefix
-        self.client = connect(url, socket_timeout_s)
+        self.owns_client = client is None
+        self.client = client if client is not None else connect(url, socket_timeout_s)
 
     async def get(self, key: str) -> bytes | None:
         return await self._call(self.client.get, self.prefix + key)
@@ -97,7 +100,8 @@ class RedisStore:
         await self._call(self.client.set, self.prefix + PROBE_KEY, b"1", px=5000)
 
     async def close(self) -> None:
-        await self.client.aclose()
+        if self.owns_client:
+            await self.client.aclose()
 
     async def _call(self, fn, *args, **kwargs):
         try:

@@ -55,8 +55,7 @@ class Telemetry:
     async def close(self) -> None:
         if self._flusher is not None:
             self._flusher.cancel()
-            await self.fleet.flush()
-            await self.fleet.client.aclose()
+            await self.fleet.flush()           # its client is the services' to close
 
     async def window(self) -> list[tuple[int, CounterT]]:
         return await self.fleet.window() if self.fleet is not None else self.series.window()
