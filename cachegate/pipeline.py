@@ -27,7 +27,7 @@ from cachegate.cache.keys import exact_key
 from cachegate.cache.curated.library import CuratedLibrary
 from cachegate.distill.log import AnswerLog
 from cachegate.errors import BackendUnavailable
-from cachegate.routing.router import ModelRouter, Route, route_input
+from cachegate.routing.router import ModelRouter, Route
 from cachegate.cache.semantic.entry import id_text
 from cachegate.cache.singleflight import SingleFlight
 from cachegate.cache.semantic.tier import Lookup, SemanticTier
@@ -103,7 +103,7 @@ class Gateway:
 
     async def route(self, endpoint: str, request: BackendRequest) -> tuple[Route, BackendRequest]:
         """Resolve the client's `model` (auto, a tier, a model) and bind the request to the routed model."""
-        route = await self.router.resolve(request.model, lambda: route_input(endpoint, request))
+        route = await self.router.resolve(endpoint, request)
         params = request.params
         if not request.max_tokens_explicit:
             params = dataclasses.replace(params, max_tokens=self.backends[route.model].info.default_max_tokens)
@@ -146,13 +146,12 @@ class Gateway:
 
     def _call(self, route: Route, request: BackendRequest, key: str, controls: CacheControls,
               store: Storer) -> tuple[AsyncIterator[Chunk], bool]:
-        if self.flights is None or not controls.shareable:
-            return record(generate_with_fallback(self.backends, route, request), store), False
-        flight = self.flights.join(key)
-        if flight is not None:
+        if self.flights is not None and controls.shareable and (flight := self.flights.join(key)) is not None:
             return flight.subscribe(), True
-        generate = generate_with_fallback(self.backends, route, request)
-        return self.flights.lead(key, generate, store.on_chunk).subscribe(), False
+        answer = record(generate_with_fallback(self.backends, route, request), store)
+        if self.flights is None or not controls.shareable:
+            return answer, False
+        return self.flights.lead(key, answer).subscribe(), False
 
     async def _curated_hit(self, lookup: Lookup | None, route: Route, request: BackendRequest, key: str,
                            stream: bool) -> Outcome | None:

@@ -15,7 +15,7 @@ Pure numpy.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -62,6 +62,7 @@ class MatcherPolicy(PolicyBase):    # its floors, knob and view: PolicyBase
     unverified_cosine: float = 0.95      # a verifier-gated decision made without a logit (invalidation) needs this
     same_answer: float = 0.9             # two free-text answers this close (embedded) say the same: not rivals
     free_text_words: int = 8             # answers shorter than this (labels, numbers, names) must be equal
+    judges_together: ClassVar[bool] = True     # the margin reads the closest entry of another answer
 
     def contenders(self, candidates: list[Candidate], answers: list[str], namespace: str = "default") -> list[int]:
         """Candidates whose answer differs from the closest candidate's and would block it by the margin, when both

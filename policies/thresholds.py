@@ -52,6 +52,7 @@ class ContextGate:
 class ThresholdPolicy(Protocol):
     min_cosine: float   # below this cosine nothing is ever a hit: the tier need not fetch the entry
     knob: str           # what a namespace's setting is: "threshold" or "target_false_hit_rate"
+    judges_together: bool   # decides over a lookup's candidates at once (`choose`), not one at a time (`decide`)
 
     @property
     def fetch_floor(self) -> float: ...
@@ -72,6 +73,7 @@ class PolicyBase:
     prefilter_slack: ClassVar[float] = 0.1       # lookups: fetch entries whose index score is this close to the floor
     invalidation_slack: ClassVar[float] = 0.15   # invalidation by question: wider, it must not miss one
     knob: ClassVar[str] = "target_false_hit_rate"
+    judges_together: ClassVar[bool] = False      # True: decides over all of a lookup's candidates at once (rivals)
 
     @property
     def fetch_floor(self) -> float:

@@ -6,22 +6,20 @@ each subscriber (late joiners from the start). The call is cancelled when its la
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 
 from cachegate.backends.base import Chunk
 
-OnChunk = Callable[[Chunk], Awaitable[None]]
-
 
 class Flight:
-    def __init__(self, key: str, source: AsyncIterator[Chunk], on_chunk: OnChunk | None) -> None:
+    def __init__(self, key: str, source: AsyncIterator[Chunk]) -> None:
         self.key = key
         self.chunks: list[Chunk] = []
         self.error: BaseException | None = None
         self.done = False
         self.subscribers = 0
         self.changed = asyncio.Event()
-        self.task = asyncio.create_task(self._pump(source, on_chunk))
+        self.task = asyncio.create_task(self._pump(source))
 
     async def subscribe(self) -> AsyncIterator[Chunk]:
         self.subscribers += 1
@@ -42,11 +40,9 @@ class Flight:
             if self.subscribers == 0 and not self.done:
                 self.task.cancel()
 
-    async def _pump(self, source: AsyncIterator[Chunk], on_chunk: OnChunk | None) -> None:
+    async def _pump(self, source: AsyncIterator[Chunk]) -> None:
         try:
             async for chunk in source:
-                if on_chunk is not None:
-                    await on_chunk(chunk)   # e.g. store the answer before its last chunk is out
                 self.chunks.append(chunk)
                 self.changed.set()
         except asyncio.CancelledError:
@@ -72,8 +68,9 @@ class SingleFlight:
         self.joined += 1
         return flight
 
-    def lead(self, key: str, source: AsyncIterator[Chunk], on_chunk: OnChunk | None = None) -> Flight:
-        flight = Flight(key, source, on_chunk)
+    def lead(self, key: str, source: AsyncIterator[Chunk]) -> Flight:
+        """`source` is the whole answer as the leader's request would have it (stored as it finishes)."""
+        flight = Flight(key, source)
         self.calls += 1
         self.flights[key] = flight
         flight.task.add_done_callback(lambda _: self._land(flight))

@@ -61,15 +61,16 @@ class ModelRouter:
     def tier_of(self, model: str) -> str | None:
         return next((tier for tier, names in self.tiers.items() if model in names), None)
 
-    async def resolve(self, requested: str, describe: Callable[[], RouteInput]) -> Route:
-        """The route of a request naming `requested`; `describe()` (the request as the policy reads it)
-        is only computed when the policy decides (`model: auto`)."""
+    async def resolve(self, endpoint: str, request: BackendRequest) -> Route:
+        """The route of a request by the `model` it names; the request is described for the policy
+        (`route_input`) only when the policy decides (`model: auto`)."""
+        requested = request.model
         if requested == AUTO:
-            request = describe()
+            described = route_input(endpoint, request)
             if self.policy.needs_embedding:
                 assert self.embed is not None, "this routing policy needs an embedder"
-                request = dataclasses.replace(request, embedding=(await self.embed([request.text]))[0])
-            decision = self.policy.route(request)
+                described = dataclasses.replace(described, embedding=(await self.embed([described.text]))[0])
+            decision = self.policy.route(described)
             tier = decision.tier if decision.tier in self.tiers else self._nearest(decision.tier)
             return self._route(self.tiers[tier][0], tier, decision, pinned=False)
         if requested in self.tiers:

@@ -17,7 +17,7 @@ from cachegate.cache.semantic.context import Probe, probe_of
 from cachegate.cache.semantic.entry import SemanticEntry, index_vector
 from cachegate.cache.semantic.parts import TierParts
 from cachegate.cache.semantic.scope import scope_of
-from policies.matcher import MatcherPolicy, merge_answers
+from policies.matcher import merge_answers
 from policies.thresholds import Candidate
 
 log = logging.getLogger(__name__)
@@ -86,8 +86,7 @@ class Lookups:
                 self._forget_missing(entry_id_)
             else:
                 entries.append(entry)
-        best = await self.match(probe, entries) if isinstance(parts.policy, MatcherPolicy) \
-            else self.best_judged(probe, entries)
+        best = await self.match(probe, entries) if parts.policy.judges_together else self.best_judged(probe, entries)
         if best is not None:
             parts.catalog.touch(best.entry.id)
             parts.background(parts.entries.bump_hits(best.entry))
