@@ -10,6 +10,7 @@ from fastapi import FastAPI, Request
 from cachegate.api.app import create_app
 from cachegate.build import build_engine_services
 from cachegate.settings import Settings
+from cachegate.api.state import services_of
 
 
 def create_engine_app(settings: Settings) -> FastAPI:
@@ -20,7 +21,7 @@ def create_engine_app(settings: Settings) -> FastAPI:
 
 async def engine_stats(http: Request) -> dict[str, Any]:
     """The engine's own figures per model: KV blocks, prefix hit rate, running and waiting requests, ..."""
-    backends = http.app.state.services.gateway.backends
+    backends = services_of(http).gateway.backends
     return {name: [getattr(r, "backend", r).engine_stats() for r in getattr(b, "replicas", [b])
                    if hasattr(getattr(r, "backend", r), "engine_stats")]
             for name, b in backends.items()}

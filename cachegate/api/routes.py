@@ -24,7 +24,7 @@ from cachegate.api.limits import check_limits, token_estimate
 from cachegate.api.openapi import CHAT_ROUTE, COMPLETIONS_ROUTE, FEEDBACK_ROUTE, Health, ModelList, ModelObject
 from cachegate.pipeline import Outcome
 from cachegate.access.ratelimit import Reservation
-from cachegate.api.request_memo import Parsed, RequestMemo
+from cachegate.api.request_memo import Parsed
 from cachegate.api.responses import Answer, Envelope, collect, response_id, sse, whole
 from cachegate.build import Services
 from cachegate.telemetry.stats import SAVED
@@ -32,6 +32,7 @@ from cachegate.telemetry.health import export, health
 from cachegate.telemetry.report import report
 from cachegate.api.schema import CacheFeedback
 from cachegate.api.translate import ENDPOINT_SCHEMAS, parse_body, to_backend_request
+from cachegate.api.state import services_of, memo_of
 
 log = logging.getLogger(__name__)
 router = APIRouter()
@@ -50,14 +51,14 @@ async def completions(http: Request) -> Response:
 
 @router.get("/v1/models", response_model=ModelList)
 async def list_models(http: Request) -> dict[str, Any]:
-    services: Services = http.app.state.services
+    services = services_of(http)
     return {"object": "list", "data": [model_object(services, name) for name in services.gateway.backends]}
 
 
 @router.get("/v1/models/{model_id:path}", response_model=ModelObject,
             responses={404: {"description": "No such model"}})
 async def retrieve_model(http: Request, model_id: str) -> dict[str, Any]:
-    services: Services = http.app.state.services
+    services = services_of(http)
     if model_id not in services.gateway.backends:
         raise ModelNotFound(model_id)
     return model_object(services, model_id)
@@ -73,7 +74,7 @@ def model_object(services: Services, name: str) -> dict[str, Any]:
             responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}})
 async def metrics(http: Request) -> Response:
     """Prometheus exposition; gauges (hit ratios, stores, replicas, engines) are refreshed per scrape."""
-    services: Services = http.app.state.services
+    services = services_of(http)
     telemetry = services.telemetry
     export(telemetry.metrics, await health(services), report(await telemetry.window())["totals"])
     return Response(generate_latest(telemetry.metrics.registry), media_type=CONTENT_TYPE_LATEST)
@@ -81,7 +82,7 @@ async def metrics(http: Request) -> Response:
 
 @router.get("/healthz", response_model=Health)
 async def healthz(http: Request) -> dict[str, Any]:
-    services: Services = http.app.state.services
+    services = services_of(http)
     stores = {name: ("up" if store.healthy else "down") for name, store in services.stores.items()}
     status = "ok" if all(v == "up" for v in stores.values()) else "degraded"
     return {"status": status, "models": list(services.gateway.backends), "stores": stores}
@@ -89,7 +90,7 @@ async def healthz(http: Request) -> dict[str, Any]:
 
 async def cache_feedback(http: Request) -> Response:
     """A client's verdict on an answer it got from the cache: a wrong one is invalidated and counted."""
-    services: Services = http.app.state.services
+    services = services_of(http)
     try:
         principal = await services.keys.authenticate(http.headers.get("authorization"))
         require_json(http)
@@ -104,7 +105,7 @@ async def cache_feedback(http: Request) -> Response:
 
 
 async def complete(http: Request, kind: str) -> Response:
-    services: Services = http.app.state.services
+    services = services_of(http)
     record = services.telemetry.start(kind)
     request_id = os.urandom(16).hex()
     reservation: Reservation | None = None
@@ -140,7 +141,7 @@ async def parsed(services: Services, http: Request, kind: str) -> Parsed:
     not parsed again."""
     server = services.settings.server
     raw = await read_body(http, server.max_body_bytes, server.body_timeout_s)
-    memo: RequestMemo = http.app.state.requests
+    memo = memo_of(http)
     known = memo.get(kind, raw)
     if known is not None:
         return known

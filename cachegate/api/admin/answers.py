@@ -14,6 +14,7 @@ from cachegate.cache.curated.library import CuratedLibrary
 from cachegate.cache.curated.records import CuratedAnswer, write_jsonl
 from cachegate.errors import APIError, InvalidRequest
 from cachegate.api.translate import parse_body
+from cachegate.api.state import services_of
 
 router = APIRouter(prefix="/admin/api/answers")
 
@@ -25,7 +26,7 @@ class Import(BaseModel):
 
 def library_of(http: Request) -> CuratedLibrary:
     require_admin(http)
-    library = http.app.state.services.gateway.curated
+    library = services_of(http).gateway.curated
     if library is None:
         raise APIError("Curated answers are disabled (they need the semantic tier and cache.curated.enabled)",
                        status=404, type="not_found_error", code="curated_disabled")

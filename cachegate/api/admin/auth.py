@@ -8,6 +8,7 @@ import hmac
 from fastapi import Request
 
 from cachegate.errors import APIError
+from cachegate.api.state import services_of
 
 
 class AdminDisabled(APIError):
@@ -29,7 +30,7 @@ class AdminUnauthorized(APIError):
 
 
 def require_admin(http: Request) -> None:
-    token = http.app.state.services.settings.admin.token
+    token = services_of(http).settings.admin.token
     if token is None or not token.get_secret_value():
         raise AdminDisabled()
     given = http.headers.get("authorization", "")

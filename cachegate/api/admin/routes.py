@@ -9,13 +9,14 @@ from typing import Any
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from cachegate.api.admin.auth import require_admin
 from cachegate.errors import APIError, InvalidRequest
 from cachegate.cache.semantic.entry import parse_id
 from cachegate.build import Services
 from cachegate.telemetry.health import health
 from cachegate.telemetry.report import report
 from cachegate.api.translate import parse_body
+from cachegate.api.admin.auth import require_admin
+from cachegate.api.state import services_of
 
 router = APIRouter(prefix="/admin/api")
 EXACT_KEY = re.compile(r"^[0-9a-f]{64}$")
@@ -41,14 +42,15 @@ class Threshold(BaseModel):
         return self
 
 
-def services_of(http: Request) -> Services:
+def operators_services(http: Request) -> Services:
+    """The services, for a request that carries the admin token (else 401)."""
     require_admin(http)
-    return http.app.state.services
+    return services_of(http)
 
 
 @router.get("/stats")
 async def stats(http: Request) -> dict[str, Any]:
-    services = services_of(http)
+    services = operators_services(http)
     telemetry = services.telemetry
     out = report(await telemetry.window()) | await health(services)
     out["top_entries"] = services.telemetry.ledger.top(20)
@@ -60,14 +62,14 @@ async def stats(http: Request) -> dict[str, Any]:
 
 @router.get("/entries")
 async def search(http: Request, q: str = "", limit: int = 50) -> dict[str, Any]:
-    services = services_of(http)
+    services = operators_services(http)
     ledger = services.telemetry.ledger
     return {"entries": ledger.search(q, limit) if q else ledger.top(limit)}
 
 
 @router.delete("/entries/{key}")
 async def invalidate(http: Request, key: str) -> dict[str, Any]:
-    services = services_of(http)
+    services = operators_services(http)
     gateway = services.gateway
     if EXACT_KEY.match(key) and gateway.exact is not None:
         deleted = await gateway.exact.delete(key)
@@ -82,7 +84,7 @@ async def invalidate(http: Request, key: str) -> dict[str, Any]:
 
 @router.post("/purge")
 async def purge(http: Request) -> dict[str, Any]:
-    services = services_of(http)
+    services = operators_services(http)
     body: Purge = parse_body(await http.body(), Purge)
     gateway = services.gateway
     exact = await gateway.exact.purge(body.tenant, body.namespace) if gateway.exact is not None else 0
@@ -96,7 +98,7 @@ async def purge(http: Request) -> dict[str, Any]:
 
 @router.post("/thresholds")
 async def set_threshold(http: Request) -> dict[str, Any]:
-    services = services_of(http)
+    services = operators_services(http)
     body: Threshold = parse_body(await http.body(), Threshold)
     tier = services.gateway.semantic
     if tier is None:

@@ -13,6 +13,7 @@ from cachegate.api.admin.auth import require_admin
 from cachegate.errors import APIError, InvalidRequest
 from cachegate.cache.semantic.entry import id_text, parse_id
 from cachegate.cache.semantic.tier import SemanticTier
+from cachegate.api.state import services_of
 
 router = APIRouter(prefix="/admin/semantic")
 
@@ -33,7 +34,7 @@ class Invalidate(BaseModel):
 
 def tier_of(http: Request) -> SemanticTier:
     require_admin(http)
-    tier = http.app.state.services.semantic
+    tier = services_of(http).semantic
     if tier is None:
         raise APIError("The semantic tier is disabled", code="semantic_disabled", status=404,
                        type="not_found_error")
