@@ -7,32 +7,38 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
-
 from typing import Any
 
-from cachegate.telemetry.accounting import PriceList
 from cachegate.access.auth import KeyRing
+from cachegate.access.ratelimit import RateLimiter
 from cachegate.backends.base import Backend, ModelInfo
 from cachegate.backends.pool import TierPool
 from cachegate.backends.resilience import CircuitBreaker, ResilientBackend, RetryPolicy
-from cachegate.build_parts import (admission_policy, build_semantic_store, build_semantic_tier, cache_policy,
-                                   exact_store, redis_client, routing_policy)
-from cachegate.cache.exact import ExactTier
-from cachegate.distill.log import build_answer_log
+from cachegate.build_parts import (
+    admission_policy,
+    build_semantic_store,
+    build_semantic_tier,
+    cache_policy,
+    exact_store,
+    redis_client,
+    routing_policy,
+)
 from cachegate.cache.curated.library import CuratedLibrary, build_library
-from cachegate.pipeline import Gateway
-from cachegate.cache.singleflight import SingleFlight
+from cachegate.cache.exact import ExactTier
 from cachegate.cache.semantic.tier import SemanticTier
-from cachegate.access.ratelimit import RateLimiter
-from cachegate.verified.service import Verification
-from cachegate.verified.service import build as build_verification
+from cachegate.cache.singleflight import SingleFlight
+from cachegate.distill.log import build_answer_log
+from cachegate.pipeline import Gateway
 from cachegate.routing.router import ModelRouter
 from cachegate.settings import ModelSettings, Settings
-from cachegate.telemetry.stats import Stats
+from cachegate.stores.guarded import GuardedStore, StoreHealth
+from cachegate.telemetry.accounting import PriceList
 from cachegate.telemetry.ledger import Ledger
 from cachegate.telemetry.recorder import Telemetry
 from cachegate.telemetry.series import MinuteSeries, RedisSeries
-from cachegate.stores.guarded import GuardedStore, StoreHealth
+from cachegate.telemetry.stats import Stats
+from cachegate.verified.service import Verification
+from cachegate.verified.service import build as build_verification
 
 
 @dataclass

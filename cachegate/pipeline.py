@@ -18,19 +18,19 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from cachegate.backends.base import Backend, BackendRequest, Chunk
-from cachegate.routing.fallback import generate_with_fallback
 from cachegate.backends.streams import first_answer
 from cachegate.cache.answer import AnswerBuilder, CachedAnswer, word_pieces
 from cachegate.cache.controls import DEFAULT_NAMESPACE, CacheControls
+from cachegate.cache.curated.library import CuratedLibrary
 from cachegate.cache.exact import ExactTier
 from cachegate.cache.keys import exact_key
-from cachegate.cache.curated.library import CuratedLibrary
+from cachegate.cache.semantic.entry import id_text
+from cachegate.cache.semantic.tier import Lookup, SemanticTier
+from cachegate.cache.singleflight import SingleFlight
 from cachegate.distill.log import AnswerLog
 from cachegate.errors import BackendUnavailable
+from cachegate.routing.fallback import generate_with_fallback
 from cachegate.routing.router import ModelRouter, Route
-from cachegate.cache.semantic.entry import id_text
-from cachegate.cache.singleflight import SingleFlight
-from cachegate.cache.semantic.tier import Lookup, SemanticTier
 from policies.admission import AdmissionPolicy
 from policies.routing import FixedRouter
 

@@ -17,11 +17,11 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
+from cachegate.cache.semantic.embedder import Embedder
 from cachegate.commands import evaluate
 from cachegate.evaluation import lookups
 from cachegate.evaluation.intents import read_intents, warm_set
 from cachegate.matcher_train.data import DEFAULT_DATA
-from cachegate.cache.semantic.embedder import Embedder
 from cachegate.verified.labels import Label
 
 DOMAINS = "banking,credit_cards"

@@ -76,8 +76,8 @@ def serving_config(out: Path, threshold: float | None) -> dict:
 
 def rerun(args: argparse.Namespace, out: Path) -> dict:
     from cachegate.distill.agreement import agreements, minilm_embed, summary
-    from cachegate.distill.sinks import read_entries
     from cachegate.distill.routing_share import router_score, share_at
+    from cachegate.distill.sinks import read_entries
     from loadtests.distill_replay import replay
     held = [e for e in read_entries(out / "model" / "held_out.jsonl") if e.messages is not None]
     scores, embed, report = [router_score(e) for e in held], minilm_embed(), {"held_out": len(held)}

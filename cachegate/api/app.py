@@ -11,16 +11,16 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from cachegate.api import openapi
-from cachegate.backends.base import Backend
-from cachegate.errors import APIError, error_body
+from cachegate.api.admin.answers import router as admin_answers
+from cachegate.api.admin.page import router as admin_page
+from cachegate.api.admin.routes import router as admin_api
+from cachegate.api.admin.semantic import router as semantic_admin
 from cachegate.api.guards import InFlightLimit
 from cachegate.api.request_memo import RequestMemo
-from cachegate.api.admin.answers import router as admin_answers
-from cachegate.api.admin.routes import router as admin_api
-from cachegate.api.admin.page import router as admin_page
 from cachegate.api.routes import BODY_ROUTES, FEEDBACK_PATH, install_body_routes, router
-from cachegate.api.admin.semantic import router as semantic_admin
+from cachegate.backends.base import Backend
 from cachegate.build import Services, build_services
+from cachegate.errors import APIError, error_body
 from cachegate.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -8,9 +8,9 @@ from typing import Any
 from fastapi import FastAPI, Request
 
 from cachegate.api.app import create_app
+from cachegate.api.state import services_of
 from cachegate.build import build_engine_services
 from cachegate.settings import Settings
-from cachegate.api.state import services_of
 
 
 def create_engine_app(settings: Settings) -> FastAPI:

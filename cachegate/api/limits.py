@@ -3,8 +3,8 @@ and the largest `max_tokens` it may ask for. Each breach is a 400 naming the par
 token estimate a rate limit reserves for a request before it is answered."""
 from __future__ import annotations
 
-from cachegate.errors import InvalidRequest
 from cachegate.api.schema import ChatCompletionRequest, SamplingFields
+from cachegate.errors import InvalidRequest
 from cachegate.settings import LimitSettings
 
 

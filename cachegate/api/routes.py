@@ -12,27 +12,34 @@ from typing import Any
 
 import orjson
 from fastapi import APIRouter, Request
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from fastapi.responses import Response, StreamingResponse
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from cachegate.access.auth import Principal
-from cachegate.backends.base import Chunk
-from cachegate.cache.controls import controls_of
-from cachegate.errors import APIError, ModelNotFound, server_error
+from cachegate.access.ratelimit import Reservation
 from cachegate.api.guards import read_body, require_json
 from cachegate.api.limits import check_limits, token_estimate
-from cachegate.api.openapi import CHAT_ROUTE, COMPLETIONS_ROUTE, FEEDBACK_ROUTE, Health, ModelList, ModelObject
-from cachegate.pipeline import Outcome
-from cachegate.access.ratelimit import Reservation
+from cachegate.api.openapi import (
+    CHAT_ROUTE,
+    COMPLETIONS_ROUTE,
+    FEEDBACK_ROUTE,
+    Health,
+    ModelList,
+    ModelObject,
+)
 from cachegate.api.request_memo import Parsed
 from cachegate.api.responses import Answer, Envelope, collect, response_id, sse, whole
+from cachegate.api.schema import CacheFeedback
+from cachegate.api.state import memo_of, services_of
+from cachegate.api.translate import ENDPOINT_SCHEMAS, parse_body, to_backend_request
+from cachegate.backends.base import Chunk
 from cachegate.build import Services
-from cachegate.telemetry.stats import SAVED
+from cachegate.cache.controls import controls_of
+from cachegate.errors import APIError, ModelNotFound, server_error
+from cachegate.pipeline import Outcome
 from cachegate.telemetry.health import export, health
 from cachegate.telemetry.report import report
-from cachegate.api.schema import CacheFeedback
-from cachegate.api.translate import ENDPOINT_SCHEMAS, parse_body, to_backend_request
-from cachegate.api.state import services_of, memo_of
+from cachegate.telemetry.stats import SAVED
 
 log = logging.getLogger(__name__)
 router = APIRouter()

@@ -10,10 +10,10 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from cachegate.json_depth import depth
 from cachegate.api.schema import ChatCompletionRequest, CompletionRequest, SamplingFields
 from cachegate.backends.base import BackendRequest, Sampling
 from cachegate.errors import InvalidRequest
+from cachegate.json_depth import depth
 
 MAX_BODY_DEPTH = 64     # nesting a request body may have (tool schemas are deep, but not this deep)
 ENDPOINT_SCHEMAS: dict[str, type[SamplingFields]] = {

@@ -16,8 +16,13 @@ from typing import Any
 import aiohttp
 
 from cachegate.backends.base import BackendRequest, Chunk, ModelInfo, Usage
-from cachegate.errors import (BackendError, BackendRateLimited, BackendRejected, BackendTimeout,
-                              BackendUnavailable)
+from cachegate.errors import (
+    BackendError,
+    BackendRateLimited,
+    BackendRejected,
+    BackendTimeout,
+    BackendUnavailable,
+)
 
 
 class UpstreamBackend:

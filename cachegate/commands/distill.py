@@ -73,11 +73,11 @@ def fit(args: argparse.Namespace, train_set, out: Path) -> dict:
     import torch
     from safetensors.torch import save_file
 
+    from cachegate.cache.semantic.embedder import resolve_precision
     from cachegate.distill.data import examples
     from cachegate.distill.hf_model import save_folder, to_transformers
     from cachegate.distill.lora import adapter_tensors, add_adapters, merge_adapters
     from cachegate.distill.train import TrainConfig, train
-    from cachegate.cache.semantic.embedder import resolve_precision
     from engine.loader import load_checkpoint
     checkpoint = load_checkpoint(args.base)
     model = to_transformers(checkpoint)

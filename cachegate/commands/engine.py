@@ -12,7 +12,6 @@ waiting requests, preemptions, recent TTFT / TPOT medians.
 from __future__ import annotations
 
 import argparse
-
 import logging
 import os
 

@@ -9,14 +9,14 @@ import time
 from collections import Counter as CounterT
 from dataclasses import dataclass, field
 
-from cachegate.telemetry.accounting import PriceList
 from cachegate.backends.base import BackendRequest, Chunk, Usage
 from cachegate.pipeline import Outcome
-from cachegate.telemetry.stats import SAVED, Stats
+from cachegate.telemetry.accounting import PriceList
 from cachegate.telemetry.histogram import bucket_of
 from cachegate.telemetry.ledger import Ledger, LedgerEntry
 from cachegate.telemetry.metrics import Metrics
 from cachegate.telemetry.series import MinuteSeries, RedisSeries
+from cachegate.telemetry.stats import SAVED, Stats
 
 
 @dataclass

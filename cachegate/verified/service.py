@@ -7,8 +7,8 @@ import logging
 from dataclasses import dataclass
 
 from cachegate.backends.base import BackendRequest
-from cachegate.errors import APIError
 from cachegate.cache.semantic.entry import parse_id
+from cachegate.errors import APIError
 from cachegate.telemetry.ledger import Ledger
 from cachegate.verified.controller import TargetController
 from cachegate.verified.labels import Label, VerifiedLabels

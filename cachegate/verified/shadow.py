@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 
 import numpy as np
 
-from cachegate.backends.base import BackendRequest, Backend
+from cachegate.backends.base import Backend, BackendRequest
 from cachegate.routing.fallback import generate_with_fallback
 from cachegate.routing.router import Route
 

@@ -33,7 +33,6 @@ from dataclasses import dataclass
 import torch
 
 
-
 @dataclass
 class DecodeMetadata:
     seq_lens: torch.Tensor          # int32 [batch], including the new token

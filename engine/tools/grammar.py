@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from engine.guided.spec import GuideSpec
 from engine.guided.errors import first_line
+from engine.guided.spec import GuideSpec
 from engine.tools.choice import ToolChoice, ToolError
 from engine.tools.format import CALL_CLOSE, CALL_OPEN, call_prefix
 

@@ -7,8 +7,7 @@ import uuid
 import pytest
 
 from cachegate.distill.entry import AnswerEntry
-from cachegate.distill.sinks import read_entries
-from cachegate.distill.sinks import FileSink, RedisSink, tenant_file
+from cachegate.distill.sinks import FileSink, RedisSink, read_entries, tenant_file
 from cachegate.stores.redis import connect
 
 

@@ -9,8 +9,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from cachegate.api.app import create_app
-from cachegate.cache.answer import CachedAnswer
 from cachegate.backends.base import Usage
+from cachegate.cache.answer import CachedAnswer
 from cachegate.pipeline import replay
 from tests.gateway.conftest import make_settings
 from tests.support.fake_backend import EchoBackend

@@ -7,8 +7,8 @@ import uuid
 import pytest
 from fastapi.testclient import TestClient
 
-from cachegate.api.app import create_app
 from cachegate.access.auth import digest
+from cachegate.api.app import create_app
 from cachegate.commands.main import main
 from tests.gateway.conftest import make_settings
 from tests.support.fake_backend import EchoBackend

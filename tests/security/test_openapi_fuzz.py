@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 import schemathesis
-from schemathesis import checks
 from hypothesis import HealthCheck, given, settings
+from schemathesis import checks
 
 from cachegate.api.app import create_app
 from tests.gateway.conftest import make_settings

@@ -7,10 +7,10 @@ import uuid
 import pytest
 from fastapi.testclient import TestClient
 
-from cachegate.api.app import create_app
 from cachegate.access.auth import Principal
-from cachegate.errors import RateLimited
 from cachegate.access.ratelimit import RateLimiter
+from cachegate.api.app import create_app
+from cachegate.errors import RateLimited
 from tests.gateway.conftest import make_settings
 from tests.support.fake_backend import EchoBackend
 

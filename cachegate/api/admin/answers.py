@@ -10,11 +10,11 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from cachegate.api.admin.auth import require_admin
+from cachegate.api.state import services_of
+from cachegate.api.translate import parse_body
 from cachegate.cache.curated.library import CuratedLibrary
 from cachegate.cache.curated.records import CuratedAnswer, write_jsonl
 from cachegate.errors import APIError, InvalidRequest
-from cachegate.api.translate import parse_body
-from cachegate.api.state import services_of
 
 router = APIRouter(prefix="/admin/api/answers")
 

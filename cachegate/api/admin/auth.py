@@ -7,8 +7,8 @@ import hmac
 
 from fastapi import Request
 
-from cachegate.errors import APIError
 from cachegate.api.state import services_of
+from cachegate.errors import APIError
 
 
 class AdminDisabled(APIError):

@@ -9,14 +9,14 @@ from typing import Any
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from cachegate.errors import APIError, InvalidRequest
-from cachegate.cache.semantic.entry import parse_id
-from cachegate.build import Services
-from cachegate.telemetry.health import health
-from cachegate.telemetry.report import report
-from cachegate.api.translate import parse_body
 from cachegate.api.admin.auth import require_admin
 from cachegate.api.state import services_of
+from cachegate.api.translate import parse_body
+from cachegate.build import Services
+from cachegate.cache.semantic.entry import parse_id
+from cachegate.errors import APIError, InvalidRequest
+from cachegate.telemetry.health import health
+from cachegate.telemetry.report import report
 
 router = APIRouter(prefix="/admin/api")
 EXACT_KEY = re.compile(r"^[0-9a-f]{64}$")

@@ -10,10 +10,10 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from cachegate.api.admin.auth import require_admin
-from cachegate.errors import APIError, InvalidRequest
+from cachegate.api.state import services_of
 from cachegate.cache.semantic.entry import id_text, parse_id
 from cachegate.cache.semantic.tier import SemanticTier
-from cachegate.api.state import services_of
+from cachegate.errors import APIError, InvalidRequest
 
 router = APIRouter(prefix="/admin/semantic")
 
