@@ -1,4 +1,6 @@
-"""Assembly: the stores, tiers, backends and pipeline the app serves with, built from the settings.
+"""The services an app serves with (`Services`): backends, cache tiers, the pipeline, telemetry, keys and
+limits, wired from the policies and stores `build_parts` makes from the settings; `build_engine_services` is
+the smaller set an engine server needs.
 
 Tests inject their own backends; everything else comes from the same settings object.
 """
