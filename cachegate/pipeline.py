@@ -111,7 +111,7 @@ class Gateway:
 
     async def serve(self, endpoint: str, request: BackendRequest, controls: CacheControls | None = None,
                     stream: bool = True) -> Outcome:
-        """Serve `request` as the client sent it: routed, looked up, answered, stored, metered. `stream`:
+        """Serve `request` as the client sent it: routed, looked up, answered, stored. `stream`:
         whether the client reads a stream (a cached answer then replays piece by piece, else whole)."""
         controls = controls or CacheControls()
         route, request = await self.route(endpoint, request)
