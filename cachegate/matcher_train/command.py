@@ -35,7 +35,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--from-curated", metavar="LIBRARY",
                    help="a curated library (JSONL or CSV): its example questions of one answer as right pairs")
     p.add_argument("--verifier", action="store_true",
-                   help="also train the cross-encoder verifier and gate the cut on its logit (+25 min here)")
+                   help="also train the cross-encoder verifier and fit a floor on its logit with the cut (+15 min here)")
     p.add_argument("--no-progress", action="store_true")
 
 
@@ -104,21 +104,20 @@ def train(cfg: TrainSettings, args: argparse.Namespace, out: Path) -> dict:
     final = fitting.provisional(projection, cfg)
     quora = simulate.pairs("quora (held apart)", final, corpus.qqp_held, vectors)
     general = simulate.pair_cache(GENERAL, final, corpus.qqp_held, vectors, cfg.top_k)
+    seen = simulate.replay(SEEN, final, simulate.warm(corpus.train, cfg.per_intent, cfg.seed), corpus.val, vectors,
+                           cfg.top_k)
+    if logits_of is not None:      # the verifier's logit on each lookup's best servable candidate
+        held, quora, general, seen = (simulate.scored(s, logits_of) for s in (held, quora, general, seen))
     cuts = fitting.fit_cuts(held, quora, general, cfg)
-    if logits_of is not None:
-        cuts = {target: cut._replace(logit=fitting.gate_logit(held, cut, logits_of)) if cut != fitting.NEVER
-                else cut for target, cut in cuts.items()}
     sets = {UNSEEN: held.part(held.relevant, UNSEEN), "out_of_scope": held.part(~held.relevant, "out_of_scope"),
-            "quora (held apart)": quora, GENERAL: general,
-            SEEN: simulate.replay(SEEN, final, simulate.warm(corpus.train, cfg.per_intent, cfg.seed), corpus.val,
-                                  vectors, cfg.top_k)}
+            "quora (held apart)": quora, GENERAL: general, SEEN: seen}
     if labels:
         def tuned_cosine(a: str, b: str) -> float:
             return float(final.tuned(vectors[a]) @ final.tuned(vectors[b]))
         cuts = {t: verified.tightened(c, labels, tuned_cosine, t) for t, c in cuts.items()}
     cut = cuts[cfg.target]
     fitted = {"target_false_hit_rate": cfg.target, "confidence": cfg.confidence,
-              "sets": {name: fitting.figures(s, cut, logits_of) for name, s in sets.items()}}
+              "sets": {name: fitting.figures(s, cut) for name, s in sets.items()}}
     if labels:
         fitted["sets"]["verified labels (served cosine only)"] = verified.figures(cut, labels, tuned_cosine)
     fitting.write_matcher(out, cfg, cuts, fitted)

@@ -4,7 +4,8 @@ Cross-fitting: for each fold of domains a projection is trained without them, an
 a share of the out-of-scope questions) are looked up through it against a cache of K questions per intent of
 every domain. Pooled, those lookups are what a domain the matcher never saw looks like, and the cut per target is
 the (tuned cosine, margin) pair serving the most of them whose false-hit rate holds at a confidence bound. Lookups
-that retrieve no other answer have no margin to read: their cosine is fitted with the held-apart Quora pairs.
+that retrieve no other answer have no margin to read: their cosine is fitted with the held-apart Quora pairs. With
+a verifier the lookups are scored by it and a floor on its logit is fitted with the cut (it gates the lone cut too).
 """
 from __future__ import annotations
 
@@ -47,29 +48,59 @@ def bounded(served: np.ndarray, wrong: np.ndarray, target: float, z: float) -> b
     return n > 0 and wilson_upper(np.array([(served & wrong).sum()]), np.array([n]), z)[0] <= target
 
 
-def fit_rivalled(sets: list[simulate.Lookups], target: float, z: float) -> tuple[float, float]:
-    """The (cosine, margin) serving the most lookups of the first set that retrieved another answer, within target
-    on every set (customer intents and general questions must both hold it)."""
-    best, served_most = (NEVER.cosine, NEVER.margin), 0      # a cut that serves nothing is never fitted
-    for cosine in COSINES:
-        above = [s.tuned >= cosine for s in sets]
-        for margin in MARGINS:
-            served = [s.always | (s.wording & a) | (s.rivalled & a & (s.margin >= margin)) for s, a in zip(sets, above)]
-            n = int(served[0].sum())
-            if n > served_most and all(bounded(v, ~s.right, target, z) or not v.any()
-                                       for s, v in zip(sets, served)):
-                best, served_most = (float(cosine), float(margin)), n
+def out_of_scope_bounded(served: np.ndarray, lookups: simulate.Lookups, target: float, z: float) -> bool:
+    """The share of out-of-scope lookups (no right answer cached) served stays within target at the bound: they are
+    a small part of the pooled lookups, and a loose cut serves them far more often than it serves wrong answers to
+    in-scope questions."""
+    outside = ~lookups.relevant
+    return not outside.any() or \
+        wilson_upper(np.array([(served & outside).sum()]), np.array([outside.sum()]), z)[0] <= target
+
+
+def logit_floors(lookups: simulate.Lookups) -> list[float | None]:
+    """The verifier floors a cut is tried with: none, and the logits below which a share (0 to 50%) of the right
+    servable candidates fall (only the first when the lookups were not scored)."""
+    if lookups.logit is None:
+        return [None]
+    right = lookups.logit[lookups.right & (lookups.tuned > -1)]
+    return [None, *dict.fromkeys(float(v) for v in np.round(np.quantile(right, LOGIT_SHARES), 2))] \
+        if len(right) else [None]
+
+
+LOGIT_SHARES = np.linspace(0.0, 0.5, 21)
+
+
+def fit_rivalled(sets: list[simulate.Lookups], target: float, z: float) -> tuple[float, float, float | None]:
+    """The (cosine, margin, verifier floor) serving the most lookups of the first set that retrieved another
+    answer, within target on every set (customer intents and general questions must both hold it). With scored
+    lookups a floor on the verifier's logit may buy a looser cosine and margin (it gates every lookup but the same
+    words, as the policy does), but only where the first set's out-of-scope lookups stay served at most the target's
+    share (at the bound): the margin is what keeps them out, and the verifier, reading two questions, barely does."""
+    best, served_most = (NEVER.cosine, NEVER.margin, None), 0      # a cut that serves nothing is never fitted
+    for logit in logit_floors(sets[0]):
+        gate = [s.verified(logit) for s in sets]
+        for cosine in COSINES:
+            above = [s.tuned >= cosine for s in sets]
+            for margin in MARGINS:
+                served = [s.always | (g & ((s.wording & a) | (s.rivalled & a & (s.margin >= margin))))
+                          for s, a, g in zip(sets, above, gate)]
+                n = int(served[0].sum())
+                if n > served_most and (logit is None or out_of_scope_bounded(served[0], sets[0], target, z)) and \
+                        all(bounded(v, ~s.right, target, z) or not v.any() for s, v in zip(sets, served)):
+                    best, served_most = (float(cosine), float(margin), logit), n
     return best
 
 
-def fit_lone(sets: list[simulate.Lookups], target: float, z: float) -> float:
-    """The lowest cosine at which lookups without a rival (pooled over the sets) stay within target."""
+def fit_lone(sets: list[simulate.Lookups], target: float, z: float, logit: float | None = None) -> float:
+    """The lowest cosine at which lookups without a rival (pooled over the sets) stay within target, behind the
+    verifier's floor `logit` when the cut has one."""
     lone = [~s.rivalled & ~s.wording for s in sets]        # the same wording is decided by the rivalled cut
     tuned = np.concatenate([s.tuned[k] for s, k in zip(sets, lone)])
     always = np.concatenate([s.always[k] for s, k in zip(sets, lone)])
+    gate = np.concatenate([s.verified(logit)[k] for s, k in zip(sets, lone)])
     wrong = ~np.concatenate([s.right[k] for s, k in zip(sets, lone)])
     for cosine in COSINES:
-        if bounded(always | (tuned >= cosine), wrong, target, z):
+        if bounded(always | (gate & (tuned >= cosine)), wrong, target, z):
             return float(cosine)
     return NEVER.lone
 
@@ -80,29 +111,18 @@ def fit_cuts(intents: simulate.Lookups, pairs: simulate.Lookups, general: simula
     rival, with the held-apart Quora pairs (pair mode: never a rival) and Quora questions looked up among their
     partners. The rivalled cut is not held on the Quora cache: no cut of this embedder holds 2% there (20% wrong
     at a tuned cosine of 0.95, many of them unlabeled true duplicates), and holding it would serve nothing; the
-    figures report it, and verified hits (`cachegate.verified`) hold each namespace's rate in production."""
+    figures report it, and verified hits (`cachegate.verified`) hold each namespace's rate in production. With
+    scored lookups (a verifier) the floor on its logit is fitted with the rivalled cut and gates the lone cut too."""
     z = z_for(cfg.confidence)
-    return {t: Cut(*fit_rivalled([intents], t, z), fit_lone([intents, pairs, general], t, z))
-            for t in sorted(set(TARGETS) | {cfg.target})}
+    cuts = {}
+    for t in sorted(set(TARGETS) | {cfg.target}):
+        cosine, margin, logit = fit_rivalled([intents], t, z)
+        cuts[t] = Cut(cosine, margin, fit_lone([intents, pairs, general], t, z, logit), logit)
+    return cuts
 
 
-def gate_logit(lookups: simulate.Lookups, cut: Cut, logits_of, keep: float = 0.98) -> float:
-    """The verifier's floor: the logit below which only (1 - keep) of the right hits the cut serves fall."""
-    served = lookups.served(cut) & ~lookups.always
-    rows = np.flatnonzero(served)
-    if not len(rows):
-        return 0.0
-    logits = logits_of([(lookups.query[k], lookups.entry[k]) for k in rows])
-    right = lookups.right[rows]
-    return float(np.quantile(logits[right], 1.0 - keep)) if right.any() else float(logits.max())
-
-
-def figures(lookups: simulate.Lookups, cut: Cut, logits_of=None) -> dict:
+def figures(lookups: simulate.Lookups, cut: Cut) -> dict:
     served = lookups.served(cut)
-    if cut.logit is not None and logits_of is not None and served.any():
-        rows = np.flatnonzero(served & ~lookups.always)
-        logits = logits_of([(lookups.query[k], lookups.entry[k]) for k in rows])
-        served[rows[logits < cut.logit]] = False
     n, relevant = int(served.sum()), int(lookups.relevant.sum())
     right = int((served & lookups.right).sum())
     return {"lookups": len(lookups), "served": n, "wrong": n - right,

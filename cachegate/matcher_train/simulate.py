@@ -3,7 +3,7 @@ gate, `MatcherPolicy.evidence`), giving the evidence a cut is fitted on."""
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -28,23 +28,45 @@ class Lookups:
     relevant: np.ndarray    # the cache holds a right answer (the hit rate's denominator)
     query: list[str]        # the question and the cached question the decision would serve
     entry: list[str]
+    logit: np.ndarray | None = None    # the verifier's logit on (query, entry), once scored (`scored`)
 
     def __len__(self) -> int:
         return len(self.right)
 
-    def served(self, cut: Cut) -> np.ndarray:
+    def passes(self, cut: Cut) -> np.ndarray:
+        """What the cut's cosine and margin (or lone cosine) let through, before the verifier."""
         above = self.tuned >= cut.cosine
         rivalled = self.rivalled & above & (self.margin >= cut.margin)
-        return self.always | (self.wording & above) | rivalled | (~self.rivalled & (self.tuned >= cut.lone))
+        return (self.wording & above) | rivalled | (~self.rivalled & (self.tuned >= cut.lone))
 
-    def part(self, rows: np.ndarray, name: str) -> "Lookups":
+    def verified(self, logit: float | None) -> np.ndarray:
+        """The lookups whose logit reaches the verifier's floor (all of them without a floor)."""
+        if logit is None:
+            return np.ones(len(self), bool)
+        assert self.logit is not None, f"{self.name}: a verifier-gated cut needs scored lookups"
+        return self.logit >= logit
+
+    def served(self, cut: Cut) -> np.ndarray:
+        """As `MatcherPolicy.choose` decides: the same words always; else the cut, then the verifier's floor."""
+        return self.always | (self.passes(cut) & self.verified(cut.logit))
+
+    def part(self, rows: np.ndarray, name: str) -> Lookups:
         pick = np.flatnonzero(rows)
-        return Lookups(name, *(getattr(self, f)[rows] for f in FIELDS), [self.query[k] for k in pick], [self.entry[k] for k in pick])
+        return Lookups(name, *(getattr(self, f)[rows] for f in FIELDS), [self.query[k] for k in pick],
+                       [self.entry[k] for k in pick], None if self.logit is None else self.logit[rows])
 
 
 def pooled(name: str, parts: list[Lookups]) -> Lookups:
+    logits = None if any(p.logit is None for p in parts) else np.concatenate([p.logit for p in parts])
     return Lookups(name, *(np.concatenate([getattr(p, f) for p in parts]) for f in FIELDS),
-                   [q for p in parts for q in p.query], [e for p in parts for e in p.entry])
+                   [q for p in parts for q in p.query], [e for p in parts for e in p.entry], logits)
+
+
+def scored(lookups: Lookups, logits_of) -> Lookups:
+    """The lookups with the verifier's logit on each one's best servable candidate (what the tier would verify)."""
+    logits = np.asarray(logits_of(list(zip(lookups.query, lookups.entry))), dtype=np.float32) if len(lookups) \
+        else np.zeros(0, np.float32)
+    return replace(lookups, logit=logits)
 
 
 def warm(rows: list[tuple[str, str]], per_intent: int, seed: int) -> list[tuple[str, str]]:

@@ -2,6 +2,8 @@
 negatives of another intent, domains held out in folds, and the cut fitted on what they give."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from cachegate.cache.semantic.datasets import Pair
@@ -63,10 +65,22 @@ def lookups(tuned, margin, rivalled, right) -> Lookups:
 def test_the_fitted_cut_serves_the_most_while_its_bound_holds():
     # 300 clear hits (wide margin) and 30 wrong ones that are close but sit between two answers
     s = lookups([0.9] * 300 + [0.95] * 30, [0.3] * 300 + [0.02] * 30, [True] * 330, [True] * 300 + [False] * 30)
-    cosine, margin = fit_rivalled([s], 0.02, z_for(0.9))
+    cosine, margin, logit = fit_rivalled([s], 0.02, z_for(0.9))
     served = s.served(Cut(cosine, margin, 1.01))
     assert served[:300].all() and not served[300:].any()       # the margin, not the cosine, tells them apart
-    assert fit_rivalled([lookups([0.9], [0.3], [True], [False])], 0.02, z_for(0.9)) == (1.01, 1.01)   # never
+    assert logit is None                                        # lookups no verifier scored: no floor
+    assert fit_rivalled([lookups([0.9], [0.3], [True], [False])], 0.02, z_for(0.9)) == (1.01, 1.01, None)  # never
+
+
+def test_a_verifier_floor_is_fitted_when_it_serves_more_within_the_bound():
+    # the wrong lookups are as close and as clear of a rival as the right ones: only the verifier tells them apart
+    s = replace(lookups([0.9] * 330, [0.3] * 330, [True] * 330, [True] * 300 + [False] * 30),
+                logit=np.array([3.0] * 300 + [-2.0] * 30))
+    cosine, margin, logit = fit_rivalled([s], 0.02, z_for(0.9))
+    assert logit is not None and -2.0 < logit <= 3.0
+    served = s.served(Cut(cosine, margin, 1.01, logit))
+    assert served[:300].all() and not served[300:].any()
+    assert fit_lone([replace(s, rivalled=np.zeros(330, bool))], 0.02, z_for(0.9), logit) <= 0.9   # lone, behind it
 
 
 def test_the_lone_cut_comes_from_lookups_without_a_rival():
