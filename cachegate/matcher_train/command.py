@@ -60,10 +60,10 @@ def train(cfg: TrainSettings, args: argparse.Namespace, out: Path) -> dict:
     import torch
     from tqdm import tqdm
 
+    from cachegate.cache.semantic.matcher_files import save_projection
     from cachegate.matcher_train import fitting, simulate, verified
     from cachegate.matcher_train.pairs import triplets
     from cachegate.matcher_train.retrieval import train_projection
-    from cachegate.cache.semantic.matcher_files import save_projection
     torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed)
     np.random.seed(cfg.seed)
@@ -136,10 +136,10 @@ GENERAL = "quora (cache mode, held apart)"
 def train_verifier_stage(corpus, vectors: dict[str, np.ndarray], projection: np.ndarray, cfg: TrainSettings,
                          out: Path, scratch: str, seconds: dict[str, float], stages):
     """The cross-encoder, trained on pairs mined with the shipped projection; its logits, for the gate."""
+    from cachegate.cache.semantic.verifier import Verifier
     from cachegate.matcher_train import pairs as mining
     from cachegate.matcher_train.retrieval import apply_projection
     from cachegate.matcher_train.verifier_train import train_verifier
-    from cachegate.cache.semantic.verifier import Verifier
     t = time.perf_counter()
     texts = sorted(vectors)
     tuned = dict(zip(texts, apply_projection(projection, np.stack([vectors[x] for x in texts]))))

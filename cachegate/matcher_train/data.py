@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from cachegate.commands.calibrate import question_groups
 from cachegate.cache.semantic import datasets
+from cachegate.commands.calibrate import question_groups
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 QQP_HELD_APART = 0.15

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
+from cachegate.cache.semantic.policy_file import packaged_policy
 from cachegate.matcher_train import simulate
 from cachegate.matcher_train.data import Corpus
 from cachegate.matcher_train.settings import TrainSettings
-from cachegate.cache.semantic.policy_file import packaged_policy
 from policies.calibration import TARGETS, wilson_upper, z_for
 from policies.matcher import EVIDENCE, Cut, MatcherPolicy
 from policies.thresholds import ContextGate

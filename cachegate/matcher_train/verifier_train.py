@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cachegate.cache.semantic.matcher_files import base_verifier, save_verifier
 from cachegate.matcher_train.pairs import Labelled
 from cachegate.matcher_train.settings import TrainSettings
-from cachegate.cache.semantic.matcher_files import base_verifier, save_verifier
 
 
 def cross_encoder(cfg: TrainSettings):
