@@ -21,6 +21,8 @@ def write_card(folder: Path, manifest: dict) -> None:
         f"- data: {manifest['data']}",
         f"- folds (held out together when cross-fitting): {'; '.join(', '.join(f) for f in manifest['folds'])}",
         f"- left out entirely: {', '.join(manifest['left_out']) or 'nothing'}",
+        (f"- the cut: the false-hit rate of the cross-fitted lookups at most the target at one-sided confidence "
+         f"{fitted['confidence']:g}" + (" (the point estimate)" if fitted['confidence'] <= 0.5 else "")),
         (f"- seed {manifest['settings']['seed']}; {manifest['seconds']['total']:.0f} s on {manifest['cpus']} CPU cores "
          f"({seconds})"),
         f"- files: {', '.join(f'{k} {v / 1e6:.2f} MB' for k, v in manifest['file_bytes'].items())}",

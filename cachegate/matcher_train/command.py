@@ -27,6 +27,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quick", action="store_true", help="a small slice, for CI: same stages, tiny model")
     p.add_argument("--leave-out", default="", help="domains used for nothing at all (comma-separated)")
     p.add_argument("--target-false-hit-rate", type=float, default=0.02)
+    p.add_argument("--confidence", type=float, default=TrainSettings.confidence,
+                   help="one-sided confidence at which a cut's false-hit rate must hold its target")
     p.add_argument("--threads", type=int, default=2, help="torch threads")
     p.add_argument("--embedding-cache", help="folder to memoise plain embeddings in")
     p.add_argument("--from-verified", metavar="LABELS",
@@ -42,7 +44,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from cachegate.cache.semantic.matcher_files import packaged_folder
     cfg = TrainSettings(seed=args.seed, threads=args.threads, target=args.target_false_hit_rate,
-                        progress=not args.no_progress)
+                        confidence=args.confidence, progress=not args.no_progress)
     cfg = quick(cfg) if args.quick else cfg
     out = Path(args.out) if args.out else packaged_folder()
     out.mkdir(parents=True, exist_ok=True)
@@ -202,4 +204,5 @@ def command_line(args: argparse.Namespace) -> str:
     parts += [f"--from-verified {args.from_verified}"] if args.from_verified else []
     parts += [f"--from-curated {args.from_curated}"] if args.from_curated else []
     parts += [f"--target-false-hit-rate {args.target_false_hit_rate:g}"] if args.target_false_hit_rate != 0.02 else []
+    parts += [f"--confidence {args.confidence:g}"] if args.confidence != TrainSettings.confidence else []
     return " ".join(parts)
