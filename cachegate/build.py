@@ -99,10 +99,16 @@ def resilient(backend: Backend, model: ModelSettings) -> ResilientBackend:
                             CircuitBreaker(b.failure_threshold, b.reset_after_s))
 
 
-async def build_services(settings: Settings, backends: dict[str, Backend] | None = None) -> Services:
+async def start_backends(settings: Settings, backends: dict[str, Backend] | None) -> dict[str, Backend]:
+    """The backends given (tests inject theirs) or those the settings name, started."""
     backends = backends if backends is not None else build_backends(settings)
     for backend in backends.values():
         await backend.start()
+    return backends
+
+
+async def build_services(settings: Settings, backends: dict[str, Backend] | None = None) -> Services:
+    backends = await start_backends(settings, backends)
     stats = Stats()
     redis = redis_client(settings)     # the one client: stores, keys, limits, the fleet's series, the answer log
     stores: dict[str, GuardedStore] = {}
@@ -177,9 +183,7 @@ async def start_semantic(settings: Settings, stores: dict[str, GuardedStore],
 async def build_engine_services(settings: Settings, backends: dict[str, Backend] | None = None) -> Services:
     """What an engine server needs: its model behind the same pipeline, keys and limits, and request telemetry;
     no cache tier, store, verification, curated library or answer log is built, whatever the settings say."""
-    backends = backends if backends is not None else build_backends(settings)
-    for backend in backends.values():
-        await backend.start()
+    backends = await start_backends(settings, backends)
     stats, ledger = Stats(), Ledger()
     gateway = Gateway(backends, None, admission_policy(settings),
                       router=ModelRouter.from_settings(settings, routing_policy(settings.routing)))
