@@ -5,6 +5,7 @@ when two questions differ only in function words, or not at all.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import NamedTuple
 
 from policies.tokens import STOP, content_sequence, names, numbers, past, person, question_word, stem, words
@@ -30,6 +31,7 @@ MAX_SWAP_WORDS = 40
 _PREFIXES = ("un", "dis", "in", "im", "il", "ir", "non")
 
 
+TEXTS_MEMOISED = 1 << 15     # questions whose keys are kept: a lookup compares one question with every candidate
 SAME_WORDS_MIN_COSINE = 0.9    # symbols the words leave out ("# and ##" vs "() and (,)") still move the embedding
 SAME_WORDING_MIN_COSINE = 0.95
 
@@ -39,12 +41,31 @@ class Relation(NamedTuple):
     vetoes: tuple[str, ...] = ()
 
 
+class Keys(NamedTuple):
+    """What the vetoes read of one question, worked out once per text (`keys_of`)."""
+    words: tuple[str, ...]
+    numbers: frozenset[str]
+    names: frozenset[str]
+    seen: frozenset[str]                      # its words and their stems
+    stems: frozenset[str]
+    negated: bool
+    roles: frozenset[tuple[str, str, str]]    # (before, directional word, after)
+
+
+@lru_cache(maxsize=TEXTS_MEMOISED)
+def keys_of(text: str) -> Keys:
+    w = words(text)
+    stems = frozenset(stem(t) for t in w)
+    return Keys(tuple(w), frozenset(numbers(text)), frozenset(names(text)), frozenset(w) | stems, stems,
+                negated(w), frozenset(role_pairs(w)))
+
+
 def relation(a: str, b: str, cosine: float) -> Relation:
     """How two questions relate, most decisive first: a key difference, the same words, the same wording."""
     vetoes = key_differences(a, b)
     if vetoes:
         return Relation("differs", tuple(vetoes))
-    if cosine >= SAME_WORDS_MIN_COSINE and words(a) == words(b) and words(a):
+    if cosine >= SAME_WORDS_MIN_COSINE and keys_of(a).words == keys_of(b).words and keys_of(a).words:
         return Relation("same words")
     if cosine >= SAME_WORDING_MIN_COSINE and same_wording(a, b):
         return Relation("same wording")
@@ -53,10 +74,10 @@ def relation(a: str, b: str, cosine: float) -> Relation:
 
 def key_differences(a: str, b: str) -> list[str]:
     """The names of the vetoes that fire for this pair (empty: nothing key differs)."""
-    wa, wb = words(a), words(b)
-    checks = {"numbers": numbers(a) != numbers(b), "names": names_differ(a, b, wa, wb),
-              "negation": negated(wa) != negated(wb), "opposites": opposites(wa, wb),
-              "direction": swapped(wa, wb)}
+    ka, kb = keys_of(a), keys_of(b)
+    checks = {"numbers": ka.numbers != kb.numbers, "names": names_differ(ka, kb),
+              "negation": ka.negated != kb.negated, "opposites": opposites(ka.stems, kb.stems),
+              "direction": swapped(ka, kb)}
     return [name for name, fired in checks.items() if fired]
 
 
@@ -68,11 +89,10 @@ def same_wording(a: str, b: str) -> bool:
         and past(wa) == past(wb) and question_word(wa) == question_word(wb)
 
 
-def names_differ(a: str, b: str, wa: list[str], wb: list[str]) -> bool:
+def names_differ(ka: Keys, kb: Keys) -> bool:
     """A named thing (capitalised word, acronym) on one side that the other side does not mention at all."""
-    seen_a, seen_b = set(wa) | {stem(w) for w in wa}, set(wb) | {stem(w) for w in wb}
-    return any(n not in seen_b and stem(n) not in seen_b for n in names(a)) or \
-        any(n not in seen_a and stem(n) not in seen_a for n in names(b))
+    return any(n not in kb.seen and stem(n) not in kb.seen for n in ka.names) or \
+        any(n not in ka.seen and stem(n) not in ka.seen for n in kb.names)
 
 
 def negated(tokens: list[str]) -> bool:
@@ -80,9 +100,8 @@ def negated(tokens: list[str]) -> bool:
     return sum(t in NEGATIONS for t in tokens[start:]) % 2 == 1
 
 
-def opposites(wa: list[str], wb: list[str]) -> bool:
-    """A word on one side whose opposite (listed, or un-/dis-/in- prefixed) is on the other side only."""
-    sa, sb = {stem(w) for w in wa}, {stem(w) for w in wb}
+def opposites(sa: frozenset[str], sb: frozenset[str]) -> bool:
+    """A word (stemmed) on one side whose opposite (listed, or un-/dis-/in- prefixed) is on the other side only."""
     only_a, only_b = sa - sb, sb - sa
     return any(OPPOSITES.get(w) in only_b or negative_form(w, only_b) for w in only_a) or \
         any(negative_form(w, only_a) for w in only_b)
@@ -93,16 +112,15 @@ def negative_form(word: str, others: set[str]) -> bool:
     return len(word) >= 4 and any(p + word in others for p in _PREFIXES)
 
 
-def swapped(wa: list[str], wb: list[str]) -> bool:
+def swapped(ka: Keys, kb: Keys) -> bool:
     """Roles swapped: "from A to B" / "from B to A", or the same content words with two blocks exchanged
     ("do Indian women find Pakistani men ..." / "do Pakistani women find Indian men ...")."""
-    return directional_swap(wa, wb) or block_swap(wa, wb)
+    return directional_swap(ka.roles, kb.roles) or block_swap(ka.words, kb.words)
 
 
-def directional_swap(wa: list[str], wb: list[str]) -> bool:
+def directional_swap(roles_a: frozenset, roles_b: frozenset) -> bool:
     """ "X to Y" on one side, "Y to X" on the other (X, Y the content words next to the directional word)."""
-    pairs_b = set(role_pairs(wb))
-    return any((y, d, x) in pairs_b for x, d, y in role_pairs(wa) if x != y)
+    return any((y, d, x) in roles_b for x, d, y in roles_a if x != y)
 
 
 def role_pairs(tokens: list[str]) -> list[tuple[str, str, str]]:
@@ -117,7 +135,7 @@ def role_pairs(tokens: list[str]) -> list[tuple[str, str, str]]:
     return out
 
 
-def block_swap(a: list[str], b: list[str]) -> bool:
+def block_swap(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     """b is a, word for word, with two blocks exchanged around a middle that is not a symmetric "and" / "or":
     a = P X M Y S and b = P Y M X S."""
     if a == b or sorted(a) != sorted(b) or len(a) > MAX_SWAP_WORDS:
