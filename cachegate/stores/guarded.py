@@ -95,6 +95,9 @@ class GuardedStore:
     async def get(self, key: str) -> bytes | None:
         return await self._guard(self.store.get, None, key)
 
+    async def get_many(self, keys: list[str]) -> list[bytes | None]:
+        return await self._guard(self.store.get_many, [None] * len(keys), keys)
+
     async def set(self, key: str, value: bytes, ttl_s: float | None = None) -> None:
         await self._guard(self.store.set, None, key, value, ttl_s, wrote=True)
 

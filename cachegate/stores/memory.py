@@ -41,6 +41,9 @@ class MemoryStore:
         self._entries.move_to_end(key)
         return entry.value
 
+    async def get_many(self, keys: list[str]) -> list[bytes | None]:
+        return [await self.get(k) for k in keys]
+
     async def set(self, key: str, value: bytes, ttl_s: float | None = None) -> None:
         self._remove(key)
         entry = _Entry(value, None if ttl_s is None else self.clock() + ttl_s)

@@ -41,6 +41,11 @@ class RedisStore:
     async def get(self, key: str) -> bytes | None:
         return await self._call(self.client.get, self.prefix + key)
 
+    async def get_many(self, keys: list[str]) -> list[bytes | None]:
+        if not keys:
+            return []
+        return list(await self._call(self.client.mget, [self.prefix + k for k in keys]))
+
     async def set(self, key: str, value: bytes, ttl_s: float | None = None) -> None:
         px = None if ttl_s is None else max(1, int(ttl_s * 1000))
         await self._call(self.client.set, self.prefix + key, value, px=px)

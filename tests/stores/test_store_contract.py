@@ -87,3 +87,12 @@ async def test_stats_count_entries(store):
 
 async def test_ping(store):
     assert await store.ping() is True
+
+
+async def test_get_many_returns_values_in_order_with_none_for_missing_and_expired(store):
+    await store.set("ns:a", b"1", ttl_s=60)
+    await store.set("ns:b", b"2", ttl_s=0.1)
+    await store.set("ns:c", b"3")
+    await asyncio.sleep(0.25)
+    assert await store.get_many(["ns:c", "ns:absent", "ns:b", "ns:a"]) == [b"3", None, None, b"1"]
+    assert await store.get_many([]) == []

@@ -4,7 +4,6 @@ A guarded store reports an outage as `None`; callers tell "gone" from "unreachab
 """
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -15,7 +14,7 @@ from cachegate.stores.base import namespaced
 from cachegate.stores.guarded import GuardedStore
 
 log = logging.getLogger(__name__)
-FETCH_CONCURRENCY = 64
+FETCH_BATCH = 64        # entries per store call (one MGET)
 
 
 class EntryStore:
@@ -41,7 +40,18 @@ class EntryStore:
         return self.reachable
 
     async def get(self, entry_id: int) -> SemanticEntry | None:
-        raw = await self.store.get(self.key(entry_id))
+        return (await self.get_many([entry_id]))[0]
+
+    async def get_many(self, ids: list[int]) -> list[SemanticEntry | None]:
+        """The entries in order (None where gone or unreadable), fetched in one store call per `FETCH_BATCH`."""
+        out: list[SemanticEntry | None] = []
+        for i in range(0, len(ids), FETCH_BATCH):
+            chunk = ids[i: i + FETCH_BATCH]
+            out += [await self._decode(e, raw) for e, raw in zip(chunk, await self.store.get_many(
+                [self.key(e) for e in chunk]))]
+        return out
+
+    async def _decode(self, entry_id: int, raw: bytes | None) -> SemanticEntry | None:
         if raw is None:
             return None
         try:
@@ -51,12 +61,6 @@ class EntryStore:
             log.warning("dropping unreadable semantic entry %s: %s", id_text(entry_id), exc)
             await self.store.delete(self.key(entry_id))
             return None
-
-    async def get_many(self, ids: list[int]) -> list[SemanticEntry | None]:
-        out: list[SemanticEntry | None] = []
-        for i in range(0, len(ids), FETCH_CONCURRENCY):
-            out += await asyncio.gather(*(self.get(e) for e in ids[i: i + FETCH_CONCURRENCY]))
-        return out
 
     async def delete(self, entry_id: int) -> bool:
         removed = await self.store.delete(self.key(entry_id))
