@@ -31,7 +31,8 @@ MAX_SWAP_WORDS = 40
 _PREFIXES = ("un", "dis", "in", "im", "il", "ir", "non")
 
 
-TEXTS_MEMOISED = 1 << 15     # questions whose keys are kept: a lookup compares one question with every candidate
+TEXTS_MEMOISED = 4096         # questions whose keys are kept (about 3.5 kB each): a lookup compares one question
+                             # with all its candidates, and hot entries come back lookup after lookup
 SAME_WORDS_MIN_COSINE = 0.9    # symbols the words leave out ("# and ##" vs "() and (,)") still move the embedding
 SAME_WORDING_MIN_COSINE = 0.95
 
