@@ -57,16 +57,12 @@ def same_words(pairs) -> dict:
 
 
 def cosines(pairs, memo_folder: str | None) -> np.ndarray:
-    from cachegate.cache.semantic.datasets import EmbeddingMemo, encode_with_progress
+    from cachegate.cache.semantic.datasets import embed_all
     from cachegate.cache.semantic.embedder import Embedder
     embedder = Embedder()
-    texts = sorted({t for q in pairs for t in (q.a, q.b)})
-    memo = EmbeddingMemo(memo_folder, embedder.key).load() if memo_folder else {}
-    missing = [t for t in texts if t not in memo]
-    if missing:
-        memo.update(zip(missing, encode_with_progress(embedder, missing)))
+    vectors = embed_all(embedder, [t for q in pairs for t in (q.a, q.b)], memo_folder)
     embedder.close()
-    return np.array([float(np.dot(memo[q.a], memo[q.b])) for q in pairs])
+    return np.array([float(np.dot(vectors[q.a], vectors[q.b])) for q in pairs])
 
 
 def cross_encoder_logits(pairs) -> np.ndarray:
@@ -90,6 +86,8 @@ def cross_encoder_logits(pairs) -> np.ndarray:
 def curve(scores: np.ndarray, labels: np.ndarray) -> dict:
     """False-hit rate (wrong / served) when serving the best-scored pairs up to each hit rate, the hit rate
     at a 2% false-hit rate, wrong pairs among the 100 best, and the AUC."""
+    from sklearn.metrics import roc_auc_score
+
     from policies import calibration
     order = np.argsort(-scores, kind="stable")
     right = np.cumsum(labels[order])
@@ -98,16 +96,9 @@ def curve(scores: np.ndarray, labels: np.ndarray) -> dict:
     for h in HIT_RATES:
         k = int(np.searchsorted(right, h * labels.sum()))
         at[f"{h:.2f}"] = round(1 - right[k] / served[k], 4)
-    return {"auc": round(auc(scores, labels), 4), "false_hit_rate_at_hit_rate": at,
+    return {"auc": round(float(roc_auc_score(labels, scores)), 4), "false_hit_rate_at_hit_rate": at,
             "hit_rate_at_2pct": round(calibration.hit_rate_at(scores, labels, 0.02)[0], 4),
-            "wrong_in_best_100": int(100 - right[99])}
-
-
-def auc(scores: np.ndarray, labels: np.ndarray) -> float:
-    ranks = np.empty(len(scores))
-    ranks[np.argsort(scores, kind="stable")] = np.arange(1, len(scores) + 1)
-    pos = int(labels.sum())
-    return float((ranks[labels].sum() - pos * (pos + 1) / 2) / (pos * (len(labels) - pos)))
+            "wrong_in_best_100": int(min(100, len(scores)) - right[min(100, len(scores)) - 1])}
 
 
 def table(r: dict) -> str:

@@ -4,14 +4,14 @@ from __future__ import annotations
 import numpy as np
 
 from cachegate.cache.semantic.datasets import Pair
-from loadtests.quora_ceiling import auc, curve, same_words
+from loadtests.quora_ceiling import curve, same_words
 
 
 def test_auc_of_perfect_reversed_and_interleaved_rankings():
     labels = np.array([True, True, False, False])
-    assert auc(np.array([4.0, 3, 2, 1]), labels) == 1.0
-    assert auc(np.array([1.0, 2, 3, 4]), labels) == 0.0
-    assert auc(np.array([4.0, 2, 3, 1]), labels) == 0.75
+    assert curve(np.array([4.0, 3, 2, 1]), labels)["auc"] == 1.0
+    assert curve(np.array([1.0, 2, 3, 4]), labels)["auc"] == 0.0
+    assert curve(np.array([4.0, 2, 3, 1]), labels)["auc"] == 0.75
 
 
 def test_curve_reads_the_false_hit_rate_where_each_hit_rate_is_reached():
