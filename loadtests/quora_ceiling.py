@@ -103,8 +103,8 @@ def curve(scores: np.ndarray, labels: np.ndarray) -> dict:
 
 def table(r: dict) -> str:
     s = r["same_words"]
-    lines = [f"qqp_dev: {r['pairs']} pairs, {r['duplicates']} duplicates; {s['pairs']} pairs with the same words, "
-             f"{s['labelled_non_duplicate']} of them labelled non-duplicates",
+    lines = [(f"qqp_dev: {r['pairs']} pairs, {r['duplicates']} duplicates; {s['pairs']} pairs with the same words, "
+              f"{s['labelled_non_duplicate']} of them labelled non-duplicates"),
              "score            AUC    wrong at hit rate " + " ".join(f"{h:>6.0%}" for h in HIT_RATES)
              + "   hit rate at 2% wrong   wrong in best 100"]
     for name, c in r["scores"].items():
