@@ -62,10 +62,10 @@ def run(args: argparse.Namespace) -> int:
 
 def soak(duration_s: float, rate: float, unique_share: float, exact_bytes: int, semantic_entries: int,
          semantic_bytes: int) -> SoakResult:
-    with Processes() as procs:
+    with tempfile.TemporaryDirectory(prefix="cachegate-soak-") as folder, Processes() as procs:
         upstream = procs.start([sys.executable, "-m", "loadtests.chaos.standin", "--port", str(free_port())])
         up_port = int(upstream.args[-1])
-        config = gateway_config(up_port, exact_bytes, semantic_entries, semantic_bytes)
+        config = gateway_config(Path(folder), up_port, exact_bytes, semantic_entries, semantic_bytes)
         port = free_port()
         gateway = procs.start([sys.executable, "-m", "cachegate", "serve", "--config", config, "--port", str(port),
                                "--log-level", "warning"])
@@ -77,14 +77,15 @@ def soak(duration_s: float, rate: float, unique_share: float, exact_bytes: int, 
     return result
 
 
-def gateway_config(upstream_port: int, exact_bytes: int, semantic_entries: int, semantic_bytes: int) -> str:
+def gateway_config(folder: Path, upstream_port: int, exact_bytes: int, semantic_entries: int,
+                   semantic_bytes: int) -> str:
     config = {
         "models": [{"name": "standin", "backend": "upstream", "replicas": [f"http://127.0.0.1:{upstream_port}/v1"]}],
         "cache": {"exact": {"max_bytes": exact_bytes},
                   "semantic": {"max_entries": semantic_entries, "max_bytes": semantic_bytes, "policy": "cosine"}},
         "admin": {"token": TOKEN},
     }
-    path = Path(tempfile.mkdtemp(prefix="cachegate-soak-")) / "soak.yaml"
+    path = folder / "soak.yaml"
     path.write_text(yaml.safe_dump(config))
     return str(path)
 

@@ -47,8 +47,7 @@ def test_dashboard_shows_the_traffic_and_invalidates_an_entry(gateway, tmp_path)
     seen = Counter(r.headers["x-cachegate-cache"] for r in replies)
     curated = next(r for r in replies if r.headers["x-cachegate-cache"] == "hit-curated")
     httpx.post(gateway.url + "/v1/cache/feedback", json={"id": curated.json()["id"], "good": True}).raise_for_status()
-    browser = chromium()
-    try:
+    with chromium() as browser:
         browser.get(gateway.url + "/admin")
         wait = WebDriverWait(browser, 30)
         wait.until(ec.visibility_of_element_located((By.ID, "token"))).send_keys(TOKEN)
@@ -81,18 +80,13 @@ def test_dashboard_shows_the_traffic_and_invalidates_an_entry(gateway, tmp_path)
         key = top.get_attribute("data-key")
         top.find_element(By.CSS_SELECTOR, "button.invalidate").click()
         wait.until(lambda b: f"invalidated {key}" in b.find_element(By.ID, "notice").text)
-    finally:
-        browser.quit()
     assert (tmp_path / "dashboard.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert send(gateway.url, "How do I reset my password?").headers["x-cachegate-cache"] != "hit-exact"
 
 
 def test_dashboard_without_the_token_asks_for_it(gateway):
-    browser = chromium()
-    try:
+    with chromium() as browser:
         browser.get(gateway.url + "/admin")
         reason = WebDriverWait(browser, 30).until(ec.visibility_of_element_located((By.ID, "login-reason")))
         assert "token" in reason.text
         assert browser.find_element(By.ID, "kpi-requests").text == "–"
-    finally:
-        browser.quit()

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -15,7 +17,9 @@ FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-u
          "--window-size=1440,2600"]
 
 
-def chromium():
+@contextmanager
+def chromium() -> Iterator:
+    """A browser for one test: quit, and its profile folder removed, when the block ends."""
     if not (shutil.which(CHROMIUM) and shutil.which(CHROMEDRIVER)):
         raise RuntimeError("the dashboard test needs Debian's chromium and chromium-driver: "
                            "apt-get install -y chromium chromium-driver")
@@ -23,6 +27,14 @@ def chromium():
     from selenium.webdriver.chrome.service import Service
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for flag in FLAGS + [f"--user-data-dir={tempfile.mkdtemp(prefix='cachegate-chromium-')}"]:
+    profile = tempfile.mkdtemp(prefix="cachegate-chromium-")
+    for flag in FLAGS + [f"--user-data-dir={profile}"]:
         options.add_argument(flag)
-    return webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    try:
+        browser = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+        try:
+            yield browser
+        finally:
+            browser.quit()
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
