@@ -19,3 +19,4 @@ def test_bench_semantic_times_lookups_and_throughput_and_writes_its_files(tmp_pa
     batched, single = written["throughput"]["micro_batching"], written["throughput"]["one_at_a_time"]
     assert batched["lookups_per_s"] > 0 and single["lookups_per_s"] > 0
     assert single["mean_batch"] == 1.0 and batched["mean_batch"] > 1.0      # concurrent lookups share encodes
+    assert batched["hit_share"] > 0 and single["hit_share"] > 0      # timed lookups reach the decision: some served
