@@ -1,19 +1,44 @@
-"""The embedder: sub-batches of similar length keep row order, and bfloat16 (where the CPU has it) agrees
+"""The embedder: forward calls planned by cost keep row order, and bfloat16 (where the CPU has it) agrees
 with float32."""
 from __future__ import annotations
+
+import itertools
+import random
 
 import numpy as np
 import pytest
 
-from cachegate.cache.semantic.embedder import Embedder, length_buckets, native_bf16, resolve_precision
+from cachegate.cache.semantic.embedder import Embedder, batch_plan, native_bf16, resolve_precision
 
 
-def test_length_buckets_group_similar_lengths_and_cover_every_row():
-    texts = ["hi?", "a" * 500, "what now?", "b" * 40, "c" * 45, "d" * 520]
-    groups = length_buckets(texts, max_batch=2)
-    assert sorted(r for g in groups for r in g) == list(range(len(texts)))
-    assert all(len(g) <= 2 for g in groups)
-    assert [1, 5] in groups or [5, 1] in groups          # the two long ones share a batch, apart from the rest
+def plan_cost(groups: list[list[int]], tokens: list[int], call: int) -> int:
+    return sum(call + len(g) * max(tokens[r] for r in g) for g in groups)
+
+
+def test_batch_plan_shares_a_call_among_short_questions_and_isolates_a_long_context():
+    tokens = [12, 9, 300, 14, 11, 10]
+    groups = batch_plan(tokens, max_batch=64, call_tokens=40)
+    assert groups == [[1, 5, 4, 0, 3], [2]]
+
+
+def test_batch_plan_merges_lengths_when_a_call_costs_more_than_the_padding():
+    assert len(batch_plan([10, 30, 12, 28], max_batch=64, call_tokens=40)) == 1
+    assert len(batch_plan([10, 30, 12, 28], max_batch=64, call_tokens=10)) == 2
+
+
+def test_batch_plan_is_the_cheapest_split_and_respects_max_batch():
+    rng = random.Random(0)
+    for _ in range(200):
+        tokens = [rng.randint(3, 120) for _ in range(rng.randint(1, 8))]
+        max_batch, call = rng.randint(1, 4), rng.choice([0, 20, 40, 200])
+        groups = batch_plan(tokens, max_batch, call)
+        assert sorted(r for g in groups for r in g) == list(range(len(tokens)))
+        assert all(1 <= len(g) <= max_batch for g in groups)
+        order = sorted(range(len(tokens)), key=tokens.__getitem__)
+        cheapest = min(plan_cost([order[a:b] for a, b in zip((0, *cuts), (*cuts, len(order)))], tokens, call)
+                       for k in range(len(order)) for cuts in itertools.combinations(range(1, len(order)), k)
+                       if all(b - a <= max_batch for a, b in zip((0, *cuts), (*cuts, len(order)))))
+        assert plan_cost(groups, tokens, call) == cheapest
 
 
 def test_mixed_lengths_encode_like_one_at_a_time():

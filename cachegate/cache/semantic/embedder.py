@@ -1,8 +1,10 @@
 """Sentence embeddings (all-MiniLM-L6-v2 through sentence-transformers), off the event loop, micro-batched.
 
 Lookups that arrive while the encoder is busy, or within `max_wait_ms` of each other, share one encode
-call on a single worker thread, in sub-batches of similar length. The model loads once per process and
-precision; bfloat16 where the CPU multiplies it natively. Recent texts are memoised.
+call on a single worker thread, split into forward calls by a cost model (`batch_plan`): a call costs a fixed
+share (streaming the weights) plus its padded tokens, so short questions share one call and a long context gets
+its own. The model loads once per process and precision; bfloat16 where the CPU multiplies it natively. Recent
+texts are memoised.
 """
 from __future__ import annotations
 
@@ -19,6 +21,9 @@ PACKAGED = "packaged:all-minilm-l6-v2"
 PRECISIONS = ("auto", "float32", "bfloat16")
 _models: dict[tuple[str, str], object] = {}
 _models_lock = threading.Lock()
+CALL_TOKENS = 40   # a forward call's fixed cost in padded tokens' worth (streaming the weights): MiniLM on one
+                   # thread, 5.6 ms a call + 0.13 ms a token in bfloat16 (42), 8.1 + 0.25 in float32 (32);
+                   # `python -m loadtests.embed_call_cost` measures it on a machine
 
 
 def resolve_path(model: str) -> str:
@@ -100,16 +105,24 @@ class Embedder:
         return self._model
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        """Unit-norm float32 embeddings, one row per text (blocking). Texts are encoded in sub-batches of
-        similar length, so one long context does not pad a batch of short questions to its length."""
+        """Unit-norm float32 embeddings, one row per text (blocking), in the forward calls `batch_plan` picks
+        from the texts' token counts."""
         import torch
         texts = [t[: self.max_chars] for t in texts]
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         with torch.inference_mode():
-            for rows in length_buckets(texts, self.max_batch):
+            for rows in batch_plan(self.token_counts(texts), self.max_batch):
                 features = self.model.preprocess([texts[r] for r in rows])
                 out[rows] = self.model.forward(features)["sentence_embedding"].float().numpy()
         return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+
+    def token_counts(self, texts: list[str]) -> list[int]:
+        """Each text's length in the model's tokens, as the model will see it (truncated to its window)."""
+        if len(texts) <= 1:                 # nothing to group: skip the tokenizer
+            return [1] * len(texts)
+        model = self.model
+        ids = model.tokenizer(texts, truncation=True, max_length=model.max_seq_length)["input_ids"]
+        return [len(i) for i in ids]
 
     async def embed(self, texts: list[str]) -> np.ndarray:
         """Embeddings of `texts`, sharing encode calls with concurrent lookups."""
@@ -167,14 +180,23 @@ class Embedder:
         self.pool.shutdown(wait=False, cancel_futures=True)
 
 
-def length_buckets(texts: list[str], max_batch: int, spread: float = 2.0) -> list[list[int]]:
-    """Row indices grouped by length: shortest first, a new group when a text is `spread` times longer than
-    its group's shortest (padding stays under that factor) or the group is full."""
-    groups: list[list[int]] = []
-    for i in sorted(range(len(texts)), key=lambda r: len(texts[r])):
-        group = groups[-1] if groups else None
-        if group is None or len(group) >= max_batch or len(texts[i]) > spread * max(8, len(texts[group[0]])):
-            groups.append([i])
-        else:
-            group.append(i)
-    return groups
+def batch_plan(tokens: list[int], max_batch: int, call_tokens: int = CALL_TOKENS) -> list[list[int]]:
+    """Row indices grouped into forward calls of the least estimated cost, shortest rows first. A call of n rows
+    whose longest has L tokens costs `call_tokens + n * L` (its padding included): contiguous runs of the rows
+    sorted by length, at most `max_batch` to a call, split where the padding saved outweighs another call
+    (dynamic programming over the split points)."""
+    order = sorted(range(len(tokens)), key=tokens.__getitem__)
+    n = len(order)
+    best = [0.0] + [float("inf")] * n       # best[j]: the cheapest plan for the j shortest rows
+    start = [0] * (n + 1)                   # where the last call of that plan starts
+    for j in range(1, n + 1):
+        longest = tokens[order[j - 1]]
+        for i in range(max(0, j - max_batch), j):
+            cost = best[i] + call_tokens + (j - i) * longest
+            if cost < best[j]:
+                best[j], start[j] = cost, i
+    groups, j = [], n
+    while j > 0:
+        groups.append(order[start[j]: j])
+        j = start[j]
+    return groups[::-1]
