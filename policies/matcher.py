@@ -64,13 +64,15 @@ class MatcherPolicy(PolicyBase):    # its floors, knob and view: PolicyBase
     free_text_words: int = 8             # answers shorter than this (labels, numbers, names) must be equal
     judges_together: ClassVar[bool] = True     # the margin reads the closest entry of another answer
 
-    def contenders(self, candidates: list[Candidate], answers: list[str], namespace: str = "default") -> list[int]:
+    def contenders(self, candidates: list[Candidate], answers: list[str], namespace: str = "default",
+                   tuned: np.ndarray | None = None) -> list[int]:
         """Candidates whose answer differs from the closest candidate's and would block it by the margin, when both
         answers are free text: whether they say the same decides whether they are rivals (`merge_answers`). The
-        closest candidate first; empty when there is nothing to decide."""
+        closest candidate first; empty when there is nothing to decide. `tuned`: `tuned_cosines`, when the
+        caller has them already (every method here takes them)."""
         if not candidates or namespace in self.cosine_namespaces:
             return []
-        tuned = self.tuned_cosines(candidates)
+        tuned = self.tuned_cosines(candidates) if tuned is None else tuned
         best = int(np.argmax(tuned))
         cut = self.cut_for(namespace)
         if tuned[best] < cut.cosine or not self.free_text(answers[best]):
@@ -104,12 +106,13 @@ class MatcherPolicy(PolicyBase):    # its floors, knob and view: PolicyBase
         allowed = [t for t in self.thresholds if t <= target + 1e-12]
         return self.thresholds[max(allowed) if allowed else min(self.thresholds)]
 
-    def evidence(self, candidates: list[Candidate], answers: list[str]) -> tuple[Evidence | None, str, list[str]]:
+    def evidence(self, candidates: list[Candidate], answers: list[str],
+                 tuned: np.ndarray | None = None) -> tuple[Evidence | None, str, list[str]]:
         """The closest servable candidate with its margin over the closest candidate of another answer (blocked
         candidates count as rivals: a vetoed near miss is exactly what makes a question ambiguous), its relation
         kind, and why the closer ones may not be served. Vetoes and the gate are read closest first, only until
         a candidate passes them."""
-        tuned = self.tuned_cosines(candidates)
+        tuned = self.tuned_cosines(candidates) if tuned is None else tuned
         blocked = []
         for i in np.argsort(-tuned, kind="stable"):
             c = candidates[i]
@@ -121,20 +124,22 @@ class MatcherPolicy(PolicyBase):    # its floors, knob and view: PolicyBase
             blocked.append(why)
         return None, "", blocked
 
-    def shortlist(self, candidates: list[Candidate], answers: list[str], namespace: str = "default") -> list[int]:
+    def shortlist(self, candidates: list[Candidate], answers: list[str], namespace: str = "default",
+                  tuned: np.ndarray | None = None) -> list[int]:
         """The candidate the verifier should score: the one about to be served by cosine and margin (or none)."""
         if not self.uses_verifier or namespace in self.cosine_namespaces:
             return []
-        found, kind, _ = self.evidence(candidates, answers)
+        found, kind, _ = self.evidence(candidates, answers, tuned)
         if found is None or kind == "same words" or not self._passes(found, self.cut_for(namespace), kind):
             return []
         return [found.index]
 
-    def choose(self, candidates: list[Candidate], answers: list[str], namespace: str = "default") -> Choice:
+    def choose(self, candidates: list[Candidate], answers: list[str], namespace: str = "default",
+               tuned: np.ndarray | None = None) -> Choice:
         """The decision over one lookup's candidates and their answers' keys (`verified` set where scored)."""
         if namespace in self.cosine_namespaces:
             return self._by_cosine(candidates, namespace)
-        found, kind, blocked = self.evidence(candidates, answers)
+        found, kind, blocked = self.evidence(candidates, answers, tuned)
         if found is None:
             return Choice(None, Decision(False, 0.0, "; ".join(dict.fromkeys(blocked)) or "no candidate"))
         if kind == "same words":

@@ -133,3 +133,22 @@ def test_answers_that_say_the_same_merge_and_the_hit_is_served():
     different = np.array([[1.0, 0.0], [0.5, 0.87]])
     keys = merge_answers([LONG_A, LONG_B], [0, 1], different, 0.9)
     assert keys == [LONG_A, LONG_B] and policy().choose(found, keys).index is None
+
+
+def test_a_lookups_tuned_cosines_are_worked_out_once_per_projection():
+    from cachegate.cache.semantic.lookup import TunedCosines
+    found = [cand("where is my card", "where is my new card", 0.9), cand("where is my card", "card lost", 0.7)]
+    counted = []
+
+    class Counting(MatcherPolicy):
+        def tuned_cosines(self, candidates):
+            counted.append(self.projection)
+            return super().tuned_cosines(candidates)
+    first = Counting(**{k: getattr(policy(), k) for k in ("projection", "thresholds", "target")})
+    tuned = TunedCosines(found)
+    a, b = tuned.of(first), tuned.of(first.with_targets({"faq": 0.1}))       # same projection: computed once
+    assert a is b and len(counted) == 1 and np.allclose(a, [0.9, 0.7])
+    swapped = Counting(projection=np.diag([1.0, -1.0, 1.0, 1.0]).astype(np.float32), thresholds=first.thresholds,
+                       target=0.02)
+    assert np.allclose(tuned.of(swapped), [0.9, 0.7]) and len(counted) == 2       # another projection: its own
+    assert first.choose(found, ["a", "b"], tuned=a) == first.choose(found, ["a", "b"])

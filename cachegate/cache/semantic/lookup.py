@@ -47,6 +47,23 @@ class Lookup:
         return index_vector(self.query_vector, self.context_vector)
 
 
+class TunedCosines:
+    """One lookup's candidates scored by the matcher's tuned projection, worked out once for all its steps (a
+    policy with another projection, swapped in while a step awaits, gets its own)."""
+
+    def __init__(self, candidates: list[Candidate]) -> None:
+        self.candidates = candidates
+        self.done: list[tuple[np.ndarray, np.ndarray]] = []     # (projection, tuned cosines)
+
+    def of(self, policy) -> np.ndarray:
+        for projection, tuned in self.done:
+            if projection is policy.projection:
+                return tuned
+        tuned = policy.tuned_cosines(self.candidates)
+        self.done.append((policy.projection, tuned))
+        return tuned
+
+
 class Lookups:
     def __init__(self, parts: TierParts) -> None:
         self.parts = parts
@@ -106,21 +123,24 @@ class Lookups:
         verifier, the one entry about to be served is scored first (concurrent lookups share a verifier call)."""
         parts = self.parts        # its policy read at each step: it may be replaced while a step awaits
         candidates = [self.candidate(probe, e) for e in entries]
-        answers = await self.answer_keys(candidates, [e.answer.text for e in entries], probe.namespace)
-        keep = parts.policy.shortlist(candidates, answers, probe.namespace)
+        tuned = TunedCosines(candidates)
+        answers = await self.answer_keys(candidates, [e.answer.text for e in entries], probe.namespace, tuned)
+        keep = parts.policy.shortlist(candidates, answers, probe.namespace, tuned.of(parts.policy))
         if keep and parts.verifier is not None:
             logits = await parts.verifier.score(probe.probe.query, [entries[i].query for i in keep])
             for i, z in zip(keep, logits):
                 candidates[i] = replace(candidates[i], verified=float(z))
-        index, decision = parts.policy.choose(candidates, answers, probe.namespace)
+        index, decision = parts.policy.choose(candidates, answers, probe.namespace, tuned.of(parts.policy))
         if index is None:
             return None
         return Hit(entries[index], candidates[index].cosine, decision.score)
 
-    async def answer_keys(self, candidates: list[Candidate], answers: list[str], namespace: str) -> list[str]:
+    async def answer_keys(self, candidates: list[Candidate], answers: list[str], namespace: str,
+                          tuned: TunedCosines) -> list[str]:
         """Answers as the matcher compares them: free-text answers that say the same (two paraphrases cached with
         two generated answers) are one answer, not rivals. Embedded only when they would block a hit."""
-        contenders = self.parts.policy.contenders(candidates, answers, namespace)
+        policy = self.parts.policy
+        contenders = policy.contenders(candidates, answers, namespace, tuned.of(policy))
         if not contenders:
             return answers
         vectors = await self.parts.embedder.embed([answers[i][:ANSWER_CHARS] for i in contenders])
