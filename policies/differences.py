@@ -12,6 +12,9 @@ from policies.tokens import STOP, content_sequence, names, numbers, past, person
 
 NEGATIONS = frozenset({"not", "no", "never", "none", "nothing", "nobody", "neither", "nor"})
 REPLIES = frozenset({"yes", "no"})   # "No, it does not exist": a reply, not a negation
+# "I don't know how to ...", "not sure what ...", "no idea where ...": the speaker's doubt, not the question's
+HEDGES = frozenset({"know", "sure", "certain", "idea", "clue"})
+ASKING = frozenset({"how", "what", "where", "when", "why", "which", "who", "if", "whether"})
 DIRECTIONAL = frozenset({"to", "into", "than", "from", "over", "onto", "towards", "toward"})
 _PAIRS = ("enable disable, upgrade downgrade, increase decrease, buy sell, import export, before after, "
           "add remove, open close, start stop, win lose, maximum minimum, max min, best worst, more less, "
@@ -97,8 +100,27 @@ def names_differ(ka: Keys, kb: Keys) -> bool:
 
 
 def negated(tokens: list[str]) -> bool:
+    """An odd number of negations that negate what is asked: a leading reply, a hedge ("I don't know how to
+    reset it", "not sure what to do") and a condition ("add milk if it is not already there", "whether or
+    not") do not."""
     start = 1 if tokens and tokens[0] in REPLIES else 0
-    return sum(t in NEGATIONS for t in tokens[start:]) % 2 == 1
+    return sum(t in NEGATIONS and not hedge(tokens, i) and not conditional(tokens, i)
+               for i, t in enumerate(tokens) if i >= start) % 2 == 1
+
+
+def hedge(tokens: list[str], i: int) -> bool:
+    """The negation at i is "not sure / don't know / no idea" followed by what is asked ("how", "where", "if")."""
+    for k in range(i + 1, min(i + 3, len(tokens) - 1)):
+        if tokens[k] in HEDGES:
+            return tokens[k + 1] in ASKING
+    return False
+
+
+def conditional(tokens: list[str], i: int) -> bool:
+    """ "if not", "whether or not", "if it is not already ...": a condition on the request, not its negation."""
+    if tokens[i] == "not" and i and tokens[i - 1] in ("if", "or"):
+        return True
+    return "already" in tokens[i + 1: i + 3] and "if" in tokens[max(0, i - 4): i]
 
 
 def opposites(sa: frozenset[str], sb: frozenset[str]) -> bool:

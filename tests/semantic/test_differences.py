@@ -16,6 +16,9 @@ from policies.tokens import names, numbers, words
     ("Who was the first CEO of Microsoft?", "Who was the second CEO of Microsoft?", "numbers"),
     ("Is the store open on Sunday?", "Is the store not open on Sunday?", "negation"),
     ("Why can't I log in?", "Why can I log in?", "negation"),
+    ("I don't know the answer", "I know the answer", "negation"),                  # no question follows
+    ("What should I do if I cannot log in?", "How do I log in?", "negation"),     # a condition of the problem
+    ("I'm not sure.", "I'm sure.", "negation"),
     ("How do I enable two-factor authentication?", "How do I disable two-factor authentication?", "opposites"),
     ("Can I get a refund if I am satisfied?", "Can I get a refund if I am unsatisfied?", "opposites"),
     ("How much is shipping from Canada to India?", "How much is shipping from India to Canada?", "direction"),
@@ -39,6 +42,20 @@ def test_near_misses_are_vetoed(a, b, veto):
 ])
 def test_paraphrases_are_not_vetoed(a, b):
     assert key_differences(a, b) == []
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("I don't know how to improve my credit score", "How can I improve my credit score?"),
+    ("Not sure what to do - the password reset email never arrives.", "The password reset email never arrives."),
+    ("I have no idea where my luggage is", "Where is my luggage?"),
+    ("I'm not sure if my card has been shipped", "Has my card been shipped?"),
+    ("Add eggs to my shopping list if it's not already there", "Add eggs to my shopping list"),
+    ("Is milk on my shopping list? If not, add it", "Is milk on my shopping list? Add it"),
+    ("Tell me whether or not I have a reservation", "Tell me whether I have a reservation"),
+])
+def test_hedges_and_conditions_are_not_negations(a, b):
+    """The speaker's doubt ("I don't know how ...") and a condition ("if not ...") do not negate what is asked."""
+    assert "negation" not in key_differences(a, b)
 
 
 def test_same_wording_ignores_function_words_and_framing_only():
