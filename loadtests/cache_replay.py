@@ -1,0 +1,185 @@
+"""`python -m loadtests.cache_replay [--sessions 1500] [--out replay-out]`: the semantic tier over hours of
+customer-service traffic, replayed in a minute.
+
+A load test runs the real models for minutes, so its cache never gets warm: some forty semantic hits, too few to
+read a false-hit rate from. This replays the workload's opening questions (a follow-up is only ever served within
+its own conversation) through a real tier: a question asked word for word before is the exact tier's and is
+skipped; every other one is looked up and, on a miss, stored with an answer. Two backends are replayed:
+`distinct` answers every stored question with an answer of its own (a short label, so no two are ever taken for
+one: generated answers that never agree, as a small model's do, make a cached paraphrase a rival) and `reference`
+answers every question of an intent with the intent's reference text (one answer per intent; the tier may also
+take two intents' near-identical texts for one). A hit is right when the entry it served was asked for the same
+intent. Per window of lookups it reports the share served of those whose intent was asked before (what a semantic
+tier could serve) and the share of hits that were wrong; a table, JSON and a PNG.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from loadtests.workloads.customer_service import CustomerService
+
+ANSWERS = ("distinct", "reference")
+
+
+@dataclass
+class Window:
+    """One window of lookups (cumulative counts are summed from the windows)."""
+    lookups: int = 0
+    askable: int = 0      # lookups whose intent was asked before: the tier could serve them
+    served: int = 0
+    wrong: int = 0        # served an entry asked for another intent
+    entries: int = 0      # entries in the tier at the window's end
+
+    def add(self, other: Window) -> Window:
+        return Window(self.lookups + other.lookups, self.askable + other.askable, self.served + other.served,
+                      self.wrong + other.wrong, other.entries)
+
+    def rates(self) -> dict:
+        """Right hits of the askable lookups (the tier's recall), and wrong of the served (its false-hit rate);
+        None where nothing was askable or served."""
+        return {"right_of_askable": round((self.served - self.wrong) / self.askable, 4) if self.askable else None,
+                "false_hit_rate": round(self.wrong / self.served, 4) if self.served else None}
+
+
+def opening_questions(sessions: int, seed: int) -> list[tuple[str, str]]:
+    """(question, intent) of each session's first turn, in arrival order."""
+    work, rng = CustomerService(seed), random.Random(seed)
+    return [(s.turns[0].text, s.turns[0].label) for s in (work.session(rng) for _ in range(sessions))]
+
+
+async def replay(tier, asked: list[tuple[str, str]], answers: str, window: int, reference: dict[str, str],
+                 wrong_hits: list[dict] | None = None) -> list[Window]:
+    """Each question looked up through the tier in order; a miss stored with its answer. Wrong hits are
+    appended to `wrong_hits` (asked, its intent, the question that stored what was served, that one's intent)."""
+    from cachegate.evaluation.lookups import served, store
+    seen: set[str] = set()
+    intents: set[str] = set()
+    asked_for: dict[str, tuple[str, str]] = {}     # answer text -> (question, intent) of the miss that stored it
+    out, current = [], Window()
+    for question, intent in asked:
+        if question in seen:
+            continue
+        current.lookups += 1
+        current.askable += intent in intents
+        answer = await served(tier, question)
+        if answer is not None:
+            current.served += 1
+            by_question, by_intent = asked_for[answer]
+            current.wrong += by_intent != intent
+            if by_intent != intent and wrong_hits is not None:
+                wrong_hits.append({"asked": question, "intent": intent, "served_for": by_question,
+                                   "served_intent": by_intent})
+        else:
+            text = reference[intent] if answers == "reference" else f"answer {len(asked_for)}"   # a label: never merged
+            await store(tier, question, text)
+            asked_for.setdefault(text, (question, intent))
+            current.entries += 1
+        seen.add(question)
+        intents.add(intent)
+        if current.lookups == window:
+            out.append(current)
+            current = Window(entries=current.entries)
+    if current.lookups:
+        out.append(current)
+    return out
+
+
+def make_tier(embedder, policy: str, threshold: float | None = None):
+    from cachegate.build_parts import build_semantic_store, build_semantic_tier
+    from cachegate.settings import load_settings
+    semantic = {"policy": policy, "max_entries": 10 ** 7} | ({} if threshold is None else {"threshold": threshold})
+    settings = load_settings(env={}, overrides={"cache": {"semantic": semantic}})
+    return build_semantic_tier(settings, build_semantic_store(settings), embedder)
+
+
+def run(sessions: int, seed: int, window: int, modes: tuple[str, ...], policy: str = "packaged",
+        threshold: float | None = None) -> dict:
+    from cachegate.cache.semantic.embedder import PACKAGED, Embedder
+    asked = opening_questions(sessions, seed)
+    reference = {i.id: i.answer for i in CustomerService(seed).intents}
+    embedder = Embedder(PACKAGED, cache_size=10 ** 6)
+    report: dict = {"sessions": sessions, "seed": seed, "window": window, "policy": policy,
+                    "threshold": threshold, "answers": {}}
+    try:
+        for mode in modes:
+            wrong_hits: list[dict] = []
+            windows = asyncio.run(replay(make_tier(embedder, policy, threshold), asked, mode, window, reference,
+                                         wrong_hits))
+            total = Window()
+            for w in windows:
+                total = total.add(w)
+            report["answers"][mode] = {"total": asdict(total) | total.rates(),
+                                       "windows": [asdict(w) | w.rates() for w in windows],
+                                       "wrong_hits": wrong_hits}
+    finally:
+        embedder.close()
+    return report
+
+
+def _pct(rate: float | None) -> str:
+    return "-" if rate is None else f"{rate:.1%}"
+
+
+def table(report: dict) -> str:
+    lines = [f"customer-service opening questions, {report['sessions']} sessions (seed {report['seed']}), "
+             f"policy {report['policy']} {report['threshold'] or ''}, windows of {report['window']} lookups",
+             "answers     lookups  askable  served  wrong  right of askable  false-hit rate  entries"]
+    for mode, r in report["answers"].items():
+        t = r["total"]
+        lines.append(f"{mode:<10} {t['lookups']:>8} {t['askable']:>8} {t['served']:>7} {t['wrong']:>6} "
+                     f"{_pct(t['right_of_askable']):>17} {_pct(t['false_hit_rate']):>15} {t['entries']:>8}")
+        lines += [f"  window {k + 1}: right {_pct(w['right_of_askable'])} of askable, {_pct(w['false_hit_rate'])} "
+                  f"wrong ({w['wrong']}/{w['served']}), {w['entries']} entries" for k, w in enumerate(r["windows"])]
+    return "\n".join(lines)
+
+
+def plot(report: dict, path: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for mode, r in report["answers"].items():
+        ends = [report["window"] * (k + 1) for k in range(len(r["windows"]))]
+        for key, style, label in (("right_of_askable", "-o", "right of askable"),
+                                  ("false_hit_rate", "--x", "wrong of served")):
+            points = [(end, 100 * w[key]) for end, w in zip(ends, r["windows"]) if w[key] is not None]
+            if points:
+                ax.plot(*zip(*points), style, label=f"{mode}: {label}")
+    ax.set_xlabel("lookups replayed")
+    ax.set_ylabel("% per window")
+    ax.set_title("semantic tier as the cache fills (customer-service)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m loadtests.cache_replay", description=__doc__.split("\n\n")[0])
+    p.add_argument("--sessions", type=int, default=1500)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--window", type=int, default=250, help="lookups per reported window")
+    p.add_argument("--answers", choices=(*ANSWERS, "both"), default="both")
+    p.add_argument("--policy", default="packaged", help="'packaged', 'cosine' or a matcher folder / policy file")
+    p.add_argument("--threshold", type=float, help="plain cosine's cut, with --policy cosine")
+    p.add_argument("--out", default="replay-out")
+    args = p.parse_args(argv)
+    modes = ANSWERS if args.answers == "both" else (args.answers,)
+    report = run(args.sessions, args.seed, args.window, modes, args.policy, args.threshold)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "cache_replay.json").write_text(json.dumps(report, indent=1))
+    plot(report, out / "cache_replay.png")
+    print(table(report))
+    print(f"wrote {out / 'cache_replay.json'} and {out / 'cache_replay.png'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
