@@ -10,7 +10,9 @@ one: generated answers that never agree, as a small model's do, make a cached pa
 answers every question of an intent with the intent's reference text (one answer per intent; the tier may also
 take two intents' near-identical texts for one). A hit is right when the entry it served was asked for the same
 intent. Per window of lookups it reports the share served of those whose intent was asked before (what a semantic
-tier could serve) and the share of hits that were wrong; a table, JSON and a PNG.
+tier could serve) and the share of hits that were wrong; a table, JSON and a PNG. `--labels FILE` also writes
+every hit as a verified label (what a shadow check that never errs would say), the input of
+`cachegate train matcher --from-verified`.
 """
 from __future__ import annotations
 
@@ -53,9 +55,9 @@ def opening_questions(sessions: int, seed: int) -> list[tuple[str, str]]:
 
 
 async def replay(tier, asked: list[tuple[str, str]], answers: str, window: int, reference: dict[str, str],
-                 wrong_hits: list[dict] | None = None) -> list[Window]:
+                 hits: list[dict] | None = None) -> list[Window]:
     """Each question looked up through the tier in order; a miss stored with its answer. Wrong hits are
-    appended to `wrong_hits` (asked, its intent, the question that stored what was served, that one's intent)."""
+    appended to `hits` (asked, its intent, the question that stored what was served, that one's intent)."""
     from cachegate.evaluation.lookups import served, store
     seen: set[str] = set()
     intents: set[str] = set()
@@ -71,9 +73,9 @@ async def replay(tier, asked: list[tuple[str, str]], answers: str, window: int, 
             current.served += 1
             by_question, by_intent = asked_for[answer]
             current.wrong += by_intent != intent
-            if by_intent != intent and wrong_hits is not None:
-                wrong_hits.append({"asked": question, "intent": intent, "served_for": by_question,
-                                   "served_intent": by_intent})
+            if hits is not None:
+                hits.append({"asked": question, "intent": intent, "served_for": by_question,
+                             "served_intent": by_intent})
         else:
             text = reference[intent] if answers == "reference" else f"answer {len(asked_for)}"   # a label: never merged
             await store(tier, question, text)
@@ -97,6 +99,15 @@ def make_tier(embedder, policy: str, threshold: float | None = None):
     return build_semantic_tier(settings, build_semantic_store(settings), embedder)
 
 
+def write_labels(path: Path, hits: list[dict]) -> None:
+    from cachegate.verified.labels import Label
+    with path.open("w", encoding="utf-8") as f:
+        for hit in hits:
+            label = Label("default", "default", hit["asked"], hit["served_for"], hit["intent"] == hit["served_intent"],
+                          "replay")
+            f.write(json.dumps(asdict(label), ensure_ascii=False) + "\n")
+
+
 def run(sessions: int, seed: int, window: int, modes: tuple[str, ...], policy: str = "packaged",
         threshold: float | None = None) -> dict:
     from cachegate.cache.semantic.embedder import PACKAGED, Embedder
@@ -107,15 +118,15 @@ def run(sessions: int, seed: int, window: int, modes: tuple[str, ...], policy: s
                     "threshold": threshold, "answers": {}}
     try:
         for mode in modes:
-            wrong_hits: list[dict] = []
+            hits: list[dict] = []
             windows = asyncio.run(replay(make_tier(embedder, policy, threshold), asked, mode, window, reference,
-                                         wrong_hits))
+                                         hits))
             total = Window()
             for w in windows:
                 total = total.add(w)
             report["answers"][mode] = {"total": asdict(total) | total.rates(),
                                        "windows": [asdict(w) | w.rates() for w in windows],
-                                       "wrong_hits": wrong_hits}
+                                       "hits": hits}
     finally:
         embedder.close()
     return report
@@ -168,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--answers", choices=(*ANSWERS, "both"), default="both")
     p.add_argument("--policy", default="packaged", help="'packaged', 'cosine' or a matcher folder / policy file")
     p.add_argument("--threshold", type=float, help="plain cosine's cut, with --policy cosine")
+    p.add_argument("--labels", metavar="FILE", help="write the first answers mode's hits as verified labels")
     p.add_argument("--out", default="replay-out")
     args = p.parse_args(argv)
     modes = ANSWERS if args.answers == "both" else (args.answers,)
@@ -176,6 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     (out / "cache_replay.json").write_text(json.dumps(report, indent=1))
     plot(report, out / "cache_replay.png")
+    if args.labels:
+        write_labels(Path(args.labels), report["answers"][modes[0]]["hits"])
     print(table(report))
     print(f"wrote {out / 'cache_replay.json'} and {out / 'cache_replay.png'}")
     return 0

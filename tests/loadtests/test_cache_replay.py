@@ -7,6 +7,7 @@ import asyncio
 import json
 
 import cachegate.evaluation.lookups as lookups
+from cachegate.verified.labels import read_labels
 from loadtests.cache_replay import Window, main, replay
 
 
@@ -25,9 +26,12 @@ def test_replay_counts_right_and_wrong_hits_and_stores_misses(monkeypatch):
              ("card gone", "lost"),                                  # right: served the 'lost' question's answer
              ("card stolen", "stolen"),                              # wrong: 'stolen' gets the 'lost' answer
              ("pin reset", "pin"), ("pin forgot", "pin")]            # a miss stored, then a right hit
-    windows = asyncio.run(replay(None, asked, "distinct", 2, {}))
+    hits: list[dict] = []
+    windows = asyncio.run(replay(None, asked, "distinct", 2, {}, hits))
     assert [(w.lookups, w.askable, w.served, w.wrong, w.entries) for w in windows] == [
         (2, 1, 1, 0, 1), (2, 0, 1, 1, 2), (1, 1, 1, 0, 2)]
+    assert [(h["asked"], h["served_for"], h["intent"] == h["served_intent"]) for h in hits] == [
+        ("card gone", "card lost", True), ("card stolen", "card lost", False), ("pin forgot", "pin reset", True)]
     total = Window()
     for w in windows:
         total = total.add(w)
@@ -36,7 +40,8 @@ def test_replay_counts_right_and_wrong_hits_and_stores_misses(monkeypatch):
 
 
 def test_replay_through_the_real_tier_writes_a_report_that_adds_up(tmp_path, capsys):
-    assert main(["--sessions", "60", "--window", "20", "--out", str(tmp_path)]) == 0
+    labels = tmp_path / "labels.jsonl"
+    assert main(["--sessions", "60", "--window", "20", "--labels", str(labels), "--out", str(tmp_path)]) == 0
     report = json.loads((tmp_path / "cache_replay.json").read_text())
     assert (tmp_path / "cache_replay.png").stat().st_size > 0
     assert set(report["answers"]) == {"distinct", "reference"}
@@ -50,3 +55,6 @@ def test_replay_through_the_real_tier_writes_a_report_that_adds_up(tmp_path, cap
         assert [w["entries"] for w in windows] == sorted(w["entries"] for w in windows)
     assert report["answers"]["distinct"]["total"]["lookups"] == report["answers"]["reference"]["total"]["lookups"]
     assert "right of askable" in capsys.readouterr().out
+    written, hits = read_labels(str(labels)), report["answers"]["distinct"]["hits"]
+    assert len(written) == len(hits) == report["answers"]["distinct"]["total"]["served"]
+    assert sum(not label.good for label in written) == report["answers"]["distinct"]["total"]["wrong"]
