@@ -28,10 +28,10 @@ def training_arguments(cfg: TrainSettings, scratch: str):
     verifier 12x slower)."""
     from sentence_transformers.cross_encoder import CrossEncoderTrainingArguments
 
-    from engine.config import cpu_has_native_bf16
+    from cachegate.cache.semantic.embedder import native_bf16
     return CrossEncoderTrainingArguments(
         output_dir=scratch, per_device_train_batch_size=cfg.verifier_batch, num_train_epochs=cfg.verifier_epochs,
-        learning_rate=cfg.verifier_lr, warmup_steps=0.05, bf16=cfg.bf16 and cpu_has_native_bf16(), use_cpu=True,
+        learning_rate=cfg.verifier_lr, warmup_steps=0.05, bf16=cfg.bf16 and native_bf16(), use_cpu=True,
         seed=cfg.seed, data_seed=cfg.seed, save_strategy="no", report_to="none", logging_steps=50,
         dataloader_num_workers=0, disable_tqdm=not cfg.progress)
 
