@@ -56,8 +56,8 @@ def opening_questions(sessions: int, seed: int) -> list[tuple[str, str]]:
 
 async def replay(tier, asked: list[tuple[str, str]], answers: str, window: int, reference: dict[str, str],
                  hits: list[dict] | None = None) -> list[Window]:
-    """Each question looked up through the tier in order; a miss stored with its answer. Wrong hits are
-    appended to `hits` (asked, its intent, the question that stored what was served, that one's intent)."""
+    """Each question looked up through the tier in order; a miss stored with its answer. Every hit is appended
+    to `hits` (asked, its intent, the question that stored what was served, that one's intent)."""
     from cachegate.evaluation.lookups import served, store
     seen: set[str] = set()
     intents: set[str] = set()
@@ -137,8 +137,8 @@ def _pct(rate: float | None) -> str:
 
 
 def table(report: dict) -> str:
-    lines = [f"customer-service opening questions, {report['sessions']} sessions (seed {report['seed']}), "
-             f"policy {report['policy']} {report['threshold'] or ''}, windows of {report['window']} lookups",
+    lines = [(f"customer-service opening questions, {report['sessions']} sessions (seed {report['seed']}), "
+              f"policy {report['policy']} {report['threshold'] or ''}, windows of {report['window']} lookups"),
              "answers     lookups  askable  served  wrong  right of askable  false-hit rate  entries"]
     for mode, r in report["answers"].items():
         t = r["total"]

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, replace
 @dataclass(frozen=True)
 class TrainSettings:
     seed: int = 0
-    bf16: bool = True                 # autocast, on CPUs that multiply bfloat16 natively (elsewhere emulated: 12x slower)
+    bf16: bool = True                 # autocast, on CPUs that multiply bfloat16 natively (emulated: 12x slower)
     threads: int = 2
     progress: bool = True
     # retrieval projection

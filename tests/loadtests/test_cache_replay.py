@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-import cachegate.evaluation.lookups as lookups
+from cachegate.evaluation import lookups
 from cachegate.verified.labels import read_labels
 from loadtests.cache_replay import Window, main, replay
 

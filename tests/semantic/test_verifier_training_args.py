@@ -2,7 +2,7 @@
 run's verifier stage took 179 s instead of 14."""
 from __future__ import annotations
 
-import cachegate.cache.semantic.embedder as embedder
+from cachegate.cache.semantic import embedder
 from cachegate.matcher_train.settings import TrainSettings
 from cachegate.matcher_train.verifier_train import training_arguments
 
