@@ -33,7 +33,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--domains", help="intent mode: only these domains' intents (comma-separated)")
     p.add_argument("--domain-file", help="intent mode: {domain: [intent, ...]} (default: *domains.json beside it)")
     p.add_argument("--no-oos", action="store_true", help="intent mode: leave the oos_test lookups out")
-    p.add_argument("--seed", type=int, default=0, help="intent mode: which questions warm the cache")
+    p.add_argument("--seed", type=int, default=0, help="intent mode: which questions (and intents) warm the cache")
+    p.add_argument("--coverage", type=float, default=1.0,
+                   help="intent mode: share of the intents warmed, as in a cache still filling (the others' questions "
+                        "are looked up too, and anything served to them is wrong)")
     p.add_argument("--policy", default="packaged", help="'packaged', 'cosine' or a policy file")
     p.add_argument("--threshold", type=float, default=0.9, help="threshold when --policy cosine")
     p.add_argument("--no-cache-mode", action="store_true", help="pair mode only (faster)")
@@ -44,6 +47,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if not args.pairs and not args.multiturn and not args.paraphrases and not args.intents:
         raise SystemExit("give --pairs FILE.csv, --paraphrases FILE.json, --intents FILE.json and/or --multiturn FILE.json")
+    if not 0.0 < args.coverage <= 1.0:
+        raise SystemExit(f"--coverage is a share of the intents in (0, 1], not {args.coverage}")
     report: dict = {"policy": args.policy}
     embedder = Embedder(PACKAGED, cache_size=10 ** 7)
     if args.pairs:
@@ -96,7 +101,7 @@ def run_intents(args: argparse.Namespace, embedder: Embedder) -> dict:
     texts = [t for t, _ in data.train + data.test] + data.oos_test
     embedder.cache.update(datasets.embed_all(embedder, texts, args.embedding_cache))
     report = asyncio.run(intents.intent_mode(make_tier(args, embedder), data, args.per_intent, args.seed,
-                                             not args.no_oos))
+                                             not args.no_oos, args.coverage))
     return report | ({"domains": domains} if domains else {})
 
 
@@ -142,7 +147,10 @@ def intent_lines(r: dict) -> list[str]:
     def row(name: str, part: dict) -> str:
         return (f"  {name:<14}{part['lookups']:>8}{part['served']:>8}{part['hit_rate']:>10.4f}{part['wrong']:>7}"
                 f"{part['false_hit_rate']:>16.4f}")
-    return [f"intent mode ({r['intents']} intents, {r['per_intent']} per intent warmed, {r['entries']} entries)",
+    coverage = f", {r['coverage']:.0%} of the intents" if r.get("coverage", 1.0) < 1.0 else ""
+    head = f"intent mode ({r['intents']} intents{coverage}, {r['per_intent']} per intent warmed, {r['entries']} entries)"
+    return [head,
             f"  {'lookups':<14}{'asked':>8}{'served':>8}{'hit_rate':>10}{'wrong':>7}{'false_hit_rate':>16}",
-            row("all", r), row("in scope", r["in_scope"]), row("out of scope", r["out_of_scope"])]
+            row("all", r), row("in scope", r["in_scope"])] + \
+        ([row("not cached", r["uncached"])] if "uncached" in r else []) + [row("out of scope", r["out_of_scope"])]
 
