@@ -13,6 +13,12 @@ intent. Per window of lookups it reports the share served of those whose intent 
 tier could serve) and the share of hits that were wrong; a table, JSON and a PNG. `--labels FILE` also writes
 every hit as a verified label (what a shadow check that never errs would say), the input of
 `cachegate train matcher --from-verified`.
+
+`--verify-rate R` runs the production loop that holds a namespace to its target (`cachegate.verified`): a share R
+of the hits is checked (a shadow re-ask that never errs: right when the served entry's intent is the question's)
+and the verdict goes to the gateway's own `TargetController`, which tightens the tier's decision when the checks
+say the false-hit rate passes the target. The windows then show what the loop buys on a cache that is still
+filling, where a cut fitted with every intent cached lets the closest wrong intent through.
 """
 from __future__ import annotations
 
@@ -20,7 +26,7 @@ import argparse
 import asyncio
 import json
 import random
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from loadtests.workloads.customer_service import CustomerService
@@ -36,16 +42,38 @@ class Window:
     served: int = 0
     wrong: int = 0        # served an entry asked for another intent
     entries: int = 0      # entries in the tier at the window's end
+    checked: int = 0      # hits shadow-checked (--verify-rate)
 
     def add(self, other: Window) -> Window:
         return Window(self.lookups + other.lookups, self.askable + other.askable, self.served + other.served,
-                      self.wrong + other.wrong, other.entries)
+                      self.wrong + other.wrong, other.entries, self.checked + other.checked)
 
     def rates(self) -> dict:
         """Right hits of the askable lookups (the tier's recall), and wrong of the served (its false-hit rate);
         None where nothing was askable or served."""
         return {"right_of_askable": round((self.served - self.wrong) / self.askable, 4) if self.askable else None,
                 "false_hit_rate": round(self.wrong / self.served, 4) if self.served else None}
+
+
+@dataclass
+class ShadowChecks:
+    """A seeded share of the hits checked, each verdict recorded with the gateway's target controller (which
+    replaces the tier's policy with a stricter one when the checks say so)."""
+    controller: object                     # cachegate.verified.controller.TargetController
+    rate: float
+    seed: int = 0
+    namespace: str = "default"
+    rng: random.Random = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.rng = random.Random(self.seed)
+
+    def maybe(self, right: bool) -> bool:
+        """Check this hit (at the rate); True when it was checked."""
+        if self.rng.random() >= self.rate:
+            return False
+        self.controller.record(self.namespace, right, "shadow")
+        return True
 
 
 def opening_questions(sessions: int, seed: int) -> list[tuple[str, str]]:
@@ -55,9 +83,10 @@ def opening_questions(sessions: int, seed: int) -> list[tuple[str, str]]:
 
 
 async def replay(tier, asked: list[tuple[str, str]], answers: str, window: int, reference: dict[str, str],
-                 hits: list[dict] | None = None) -> list[Window]:
+                 hits: list[dict] | None = None, checks: ShadowChecks | None = None) -> list[Window]:
     """Each question looked up through the tier in order; a miss stored with its answer. Every hit is appended
-    to `hits` (asked, its intent, the question that stored what was served, that one's intent)."""
+    to `hits` (asked, its intent, the question that stored what was served, that one's intent); with `checks`, a
+    share of the hits is verified and may tighten the tier's decision for the lookups after it."""
     from cachegate.evaluation.lookups import served, store
     seen: set[str] = set()
     intents: set[str] = set()
@@ -73,6 +102,7 @@ async def replay(tier, asked: list[tuple[str, str]], answers: str, window: int, 
             current.served += 1
             by_question, by_intent = asked_for[answer]
             current.wrong += by_intent != intent
+            current.checked += checks is not None and checks.maybe(by_intent == intent)
             if hits is not None:
                 hits.append({"asked": question, "intent": intent, "served_for": by_question,
                              "served_intent": by_intent})
@@ -108,25 +138,34 @@ def write_labels(path: Path, hits: list[dict]) -> None:
             f.write(json.dumps(asdict(label), ensure_ascii=False) + "\n")
 
 
+def make_checks(tier, rate: float, seed: int) -> ShadowChecks | None:
+    """Shadow checks at `rate` held to the default 2% target by the gateway's controller (None at rate 0)."""
+    from cachegate.verified.controller import TargetController
+    return ShadowChecks(TargetController(tier, {}), rate, seed) if rate > 0 else None
+
+
 def run(sessions: int, seed: int, window: int, modes: tuple[str, ...], policy: str = "packaged",
-        threshold: float | None = None) -> dict:
+        threshold: float | None = None, verify_rate: float = 0.0) -> dict:
     from cachegate.cache.semantic.embedder import PACKAGED, Embedder
     asked = opening_questions(sessions, seed)
     reference = {i.id: i.answer for i in CustomerService(seed).intents}
     embedder = Embedder(PACKAGED, cache_size=10 ** 6)
     report: dict = {"sessions": sessions, "seed": seed, "window": window, "policy": policy,
-                    "threshold": threshold, "answers": {}}
+                    "threshold": threshold, "verify_rate": verify_rate, "answers": {}}
     try:
         for mode in modes:
             hits: list[dict] = []
-            windows = asyncio.run(replay(make_tier(embedder, policy, threshold), asked, mode, window, reference,
-                                         hits))
+            tier = make_tier(embedder, policy, threshold)
+            checks = make_checks(tier, verify_rate, seed)
+            windows = asyncio.run(replay(tier, asked, mode, window, reference, hits, checks))
             total = Window()
             for w in windows:
                 total = total.add(w)
             report["answers"][mode] = {"total": asdict(total) | total.rates(),
                                        "windows": [asdict(w) | w.rates() for w in windows],
                                        "hits": hits}
+            if checks is not None:
+                report["answers"][mode]["changes"] = checks.controller.view()["changes"]
     finally:
         embedder.close()
     return report
@@ -137,15 +176,20 @@ def _pct(rate: float | None) -> str:
 
 
 def table(report: dict) -> str:
+    checking = f", {report['verify_rate']:.0%} of hits shadow-checked" if report.get("verify_rate") else ""
     lines = [(f"customer-service opening questions, {report['sessions']} sessions (seed {report['seed']}), "
-              f"policy {report['policy']} {report['threshold'] or ''}, windows of {report['window']} lookups"),
+              f"policy {report['policy']} {report['threshold'] or ''}{checking}, windows of {report['window']} "
+              "lookups"),
              "answers     lookups  askable  served  wrong  right of askable  false-hit rate  entries"]
     for mode, r in report["answers"].items():
         t = r["total"]
         lines.append(f"{mode:<10} {t['lookups']:>8} {t['askable']:>8} {t['served']:>7} {t['wrong']:>6} "
                      f"{_pct(t['right_of_askable']):>17} {_pct(t['false_hit_rate']):>15} {t['entries']:>8}")
         lines += [f"  window {k + 1}: right {_pct(w['right_of_askable'])} of askable, {_pct(w['false_hit_rate'])} "
-                  f"wrong ({w['wrong']}/{w['served']}), {w['entries']} entries" for k, w in enumerate(r["windows"])]
+                  f"wrong ({w['wrong']}/{w['served']}), {w['entries']} entries"
+                  + (f", {w['checked']} checked" if checking else "") for k, w in enumerate(r["windows"])]
+        lines += [f"  decision changed: {c['knob']} {c['before']:g} -> {c['after']:g} ({c['why']})"
+                  for c in r.get("changes", [])]
     return "\n".join(lines)
 
 
@@ -180,10 +224,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--policy", default="packaged", help="'packaged', 'cosine' or a matcher folder / policy file")
     p.add_argument("--threshold", type=float, help="plain cosine's cut, with --policy cosine")
     p.add_argument("--labels", metavar="FILE", help="write the first answers mode's hits as verified labels")
+    p.add_argument("--verify-rate", type=float, default=0.0,
+                   help="share of hits shadow-checked, the verdicts held to the 2%% target by the gateway's controller")
     p.add_argument("--out", default="replay-out")
     args = p.parse_args(argv)
+    if not 0.0 <= args.verify_rate <= 1.0:
+        p.error(f"--verify-rate is a share in [0, 1], not {args.verify_rate}")
     modes = ANSWERS if args.answers == "both" else (args.answers,)
-    report = run(args.sessions, args.seed, args.window, modes, args.policy, args.threshold)
+    report = run(args.sessions, args.seed, args.window, modes, args.policy, args.threshold, args.verify_rate)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "cache_replay.json").write_text(json.dumps(report, indent=1))

@@ -23,6 +23,8 @@ from policies.differences import relation
 from policies.thresholds import Candidate, ContextGate, CosinePolicy, Decision, PolicyBase
 
 EVIDENCE = ("tuned_cosine", "margin", "logit")
+TIGHTEN_STEP = 0.02       # a step past the strictest fitted cut: this much more tuned cosine and margin
+COSINE_CEILING = 0.99
 
 
 class Choice(NamedTuple):
@@ -185,6 +187,22 @@ class MatcherPolicy(PolicyBase):    # its floors, knob and view: PolicyBase
 
     def with_targets(self, namespaces: dict[str, float]) -> MatcherPolicy:
         return replace(self, namespaces=dict(namespaces))
+
+    def past_strictest(self) -> tuple[float, Cut] | None:
+        """A target half the strictest fitted one, with that cut a step stricter (cosine and margin; the lone cut
+        and the verifier floor kept): where verified hits say even the strictest fitted cut serves too many wrong
+        answers (a cache still filling: the right answer's entries, which the margin is read against, not yet
+        stored), the namespace can still tighten. None once the cosine is at its ceiling."""
+        strictest = min(self.thresholds)
+        cut = self.thresholds[strictest]
+        if cut.cosine >= COSINE_CEILING:
+            return None
+        cosine = round(min(COSINE_CEILING, cut.cosine + TIGHTEN_STEP), 4)
+        lone = cut.lone if cut.lone > 1.0 else round(min(COSINE_CEILING, max(cut.lone, cosine)), 4)
+        return strictest / 2, Cut(cosine, round(cut.margin + TIGHTEN_STEP, 4), lone, cut.logit)
+
+    def with_cut(self, target: float, cut: Cut) -> MatcherPolicy:
+        return replace(self, thresholds={**self.thresholds, target: cut})
 
 
 def merge_answers(answers: list[str], contenders: list[int], vectors: np.ndarray, same: float) -> list[str]:

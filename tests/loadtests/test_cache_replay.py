@@ -8,7 +8,7 @@ import json
 
 from cachegate.evaluation import lookups
 from cachegate.verified.labels import read_labels
-from loadtests.cache_replay import Window, main, replay
+from loadtests.cache_replay import ShadowChecks, Window, main, replay
 
 
 def test_replay_counts_right_and_wrong_hits_and_stores_misses(monkeypatch):
@@ -58,3 +58,49 @@ def test_replay_through_the_real_tier_writes_a_report_that_adds_up(tmp_path, cap
     written, hits = read_labels(str(labels)), report["answers"]["distinct"]["hits"]
     assert len(written) == len(hits) == report["answers"]["distinct"]["total"]["served"]
     assert sum(not label.good for label in written) == report["answers"]["distinct"]["total"]["wrong"]
+
+
+class Recorder:
+    """Stands in for the target controller: keeps the verdicts it is given."""
+
+    def __init__(self) -> None:
+        self.verdicts: list[tuple[str, bool, str]] = []
+
+    def record(self, namespace: str, good: bool, source: str) -> None:
+        self.verdicts.append((namespace, good, source))
+
+
+def test_shadow_checks_verify_a_seeded_share_of_hits():
+    every, none = ShadowChecks(Recorder(), 1.0), ShadowChecks(Recorder(), 0.0)
+    assert [every.maybe(g) for g in (True, False, True)] == [True, True, True]
+    assert every.controller.verdicts == [("default", True, "shadow"), ("default", False, "shadow"),
+                                         ("default", True, "shadow")]
+    assert not any(none.maybe(True) for _ in range(50)) and none.controller.verdicts == []
+    some = [ShadowChecks(Recorder(), 0.3, seed=5) for _ in range(2)]
+    drawn = [[s.maybe(True) for _ in range(400)] for s in some]
+    assert drawn[0] == drawn[1] and 80 < sum(drawn[0]) < 160
+
+
+def test_checked_hits_tighten_the_real_tier_when_they_are_wrong():
+    """Every hit checked, most of them wrong: the controller steps the matcher's target down and the report keeps
+    the change."""
+    from cachegate.cache.semantic.embedder import Embedder
+    from loadtests.cache_replay import make_checks, make_tier
+    tier = make_tier(Embedder(precision="float32"), "packaged")
+    checks = make_checks(tier, 1.0, seed=0)
+    before = tier.policy
+    for k in range(25):
+        checks.maybe(k % 4 == 0)
+    assert tier.policy is not before and tier.policy.namespaces["default"] < before.target
+    assert checks.controller.view()["changes"][0]["knob"] == "target_false_hit_rate"
+    assert make_checks(tier, 0.0, seed=0) is None
+
+
+def test_replay_cli_with_shadow_checks_counts_them(tmp_path, capsys):
+    assert main(["--sessions", "40", "--window", "20", "--answers", "distinct", "--verify-rate", "1",
+                 "--out", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "cache_replay.json").read_text())
+    r = report["answers"]["distinct"]
+    assert report["verify_rate"] == 1.0 and "changes" in r
+    assert r["total"]["checked"] == r["total"]["served"] == sum(w["checked"] for w in r["windows"])
+    assert "shadow-checked" in capsys.readouterr().out

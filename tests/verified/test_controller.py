@@ -1,13 +1,15 @@
 """Holding a namespace under its false-hit target: the Wilson bound, tightening on bad evidence, loosening
-only on much good evidence and never past the configured setting, for cosine and calibrated policies."""
+only on much good evidence and never past the configured setting, for cosine, calibrated and trained policies."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+import numpy as np
 import pytest
 
 from cachegate.verified.controller import TargetController
 from cachegate.verified.estimate import wilson_upper
+from policies.matcher import Cut, MatcherPolicy
 from policies.thresholds import CosinePolicy
 
 
@@ -83,3 +85,35 @@ def test_a_drift_after_a_long_good_stretch_shows_in_the_recent_checks():
     for i in range(30):
         controller.record("faq", good=i % 5 != 0, source="shadow")          # 20% wrong, after 1,000 good
     assert tier.policy.namespaces.get("faq", 0.85) > 0.85
+
+
+def test_a_matcher_namespace_tightens_past_its_strictest_fitted_cut_and_loosens_back():
+    """A cache still filling serves wrong answers even at the strictest fitted target: the steps go on, each
+    halving the target and adding cosine and margin, up to the ceiling; good evidence walks them back."""
+    fitted = {0.01: Cut(0.78, 0.16), 0.02: Cut(0.73, 0.11)}
+    tier = Tier(MatcherPolicy(np.eye(4, dtype=np.float32), fitted, 0.02))
+    controller = TargetController(tier, {}, min_evidence=10, loosen_evidence=50)
+    for _ in range(30):
+        controller.record("support", good=False, source="shadow")
+    policy = tier.policy
+    assert policy.namespaces["support"] == 0.0025 and policy.target == 0.02
+    assert policy.cut_for("support") == Cut(0.82, 0.2)
+    assert policy.thresholds[0.005] == Cut(0.8, 0.18) and policy.cut_for("default") == fitted[0.02]
+    assert [c.after for c in controller.changes] == [0.01, 0.005, 0.0025]
+    for _ in range(800):                                                     # ~190 good checks a step (bound < 2%)
+        controller.record("support", good=True, source="feedback")
+    assert tier.policy.namespaces["support"] == 0.02                         # back to its setting, no further
+    assert [c.after for c in controller.changes][3:] == [0.005, 0.01, 0.02]
+
+
+def test_the_steps_past_the_strictest_cut_stop_at_the_cosine_ceiling():
+    policy = MatcherPolicy(np.eye(4, dtype=np.float32), {0.01: Cut(0.97, 0.1, 0.9)}, 0.01)
+    target, cut = policy.past_strictest()
+    assert (target, cut) == (0.005, Cut(0.99, 0.12, 0.99))
+    assert policy.with_cut(target, cut).past_strictest() is None
+    tier = Tier(policy.with_cut(target, cut))
+    controller = TargetController(tier, {}, min_evidence=5)
+    tier.policy = replace(tier.policy, namespaces={"x": 0.005})
+    for _ in range(20):
+        controller.record("x", good=False, source="shadow")
+    assert tier.policy.namespaces["x"] == 0.005 and not controller.changes
