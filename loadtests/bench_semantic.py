@@ -1,8 +1,8 @@
 """`cachegate bench semantic`: the latency a semantic lookup adds (embedding included) and lookups/s.
 
 Fills the tier with N entries (real questions from the dev data, then synthetic vectors near them),
-times sequential lookups (p50/p99) and 32 concurrent clients with and without micro-batching, and compares
-index layouts (flat vs IVF, one index per scope vs one filtered index). Prints JSON and a table, draws a PNG.
+times sequential lookups (p50/p99) and 32 concurrent clients with and without micro-batching, and with the
+encoder as it ran before its frozen trace and split queues (eager, one call per queue), and compares index layouts (flat vs IVF, one index per scope vs one filtered index). Prints JSON and a table, draws a PNG.
 """
 from __future__ import annotations
 
@@ -54,8 +54,9 @@ def run(args: argparse.Namespace) -> int:
         result["sizes"][str(size)] = asyncio.run(time_size(size, stored, probes, args))
         steps.update()
     at = args.throughput_at
-    for label, batch in (("micro_batching", 64), ("one_at_a_time", 1)):
-        result["throughput"][label] = asyncio.run(throughput(at, stored, probes, args, batch))
+    for label, batch, eager in (("micro_batching", 64, False), ("one_at_a_time", 1, False),
+                                ("eager_one_call", 64, True)):
+        result["throughput"][label] = asyncio.run(throughput(at, stored, probes, args, batch, eager))
         steps.update()
     if not args.no_layouts:
         from loadtests.semantic_layouts import compare_layouts
@@ -82,11 +83,15 @@ async def time_size(size: int, stored: list[str], probes: list[str], args: argpa
     await tier.lookup("chat", request(probes[0]))             # warm-up, and the encoder sees every
     for n in range(1, WARM_UP_WORDS + 1):                      # question length once (oneDNN builds
         await tier.embedder.embed(["word " * n])               # its kernels per shape)
-    embed_ms, total_ms, hits = [], [], 0
+    eager = eager_twin(tier.embedder)
+    embed_ms, eager_ms, total_ms, hits = [], [], [], 0
     for q in probes[1: args.probes + 1]:
         started = time.perf_counter()
         await tier.embedder.embed([q + " "])                  # embedding alone (a text not seen before)
         embed_ms.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        await eager.embed([q + "  "])                          # the same, through the eager pipeline
+        eager_ms.append((time.perf_counter() - started) * 1000)
         started = time.perf_counter()
         found = await tier.lookup("chat", request(q))
         total_ms.append((time.perf_counter() - started) * 1000)
@@ -94,15 +99,31 @@ async def time_size(size: int, stored: list[str], probes: list[str], args: argpa
     index = next(iter(tier.catalog.scopes.values()))
     out = {"entries": len(tier.catalog), "index": index.kind, "fill_s": round(fill_s, 1), **fill_info,
            "rss_mb_added": round(rss_mb() - rss_before), "lookup_ms": pct(total_ms), "embed_ms": pct(embed_ms),
+           "embed_eager_ms": pct(eager_ms),
            "hits": hits, "lookups": len(total_ms), **verification(tier, len(total_ms) + 1)}
+    eager.close()
     await tier.close()
     return out
 
 
+def eager_twin(embedder):
+    """An embedder like `embedder` (same loaded model) that runs sentence-transformers' eager pipeline."""
+    from cachegate.cache.semantic.embedder import Embedder
+    return Embedder(embedder.model_name, max_batch=1, cache_size=0, precision=embedder.precision,
+                    threads=embedder.threads, trace=False)
+
+
 async def throughput(size: int, stored: list[str], probes: list[str], args: argparse.Namespace,
-                     max_batch: int) -> dict:
+                     max_batch: int, eager: bool = False) -> dict:
     from loadtests.semantic_fill import fill, make_tier, request
     tier = make_tier(max_batch=max_batch, precision=args.precision, threads=args.threads, policy=args.policy)
+    if eager:      # the models before their traces, one encode call per queue however long
+        tier.embedder.trace, tier.embedder.split_at = False, 10 ** 9
+        if tier.verifier is not None:
+            from cachegate.cache.semantic.verifier import Verifier
+            traced, tier.verifier = tier.verifier, Verifier(tier.verifier.folder, tier.verifier.precision,
+                                                            tier.verifier.threads, trace=False)
+            traced.close()
     await fill(tier, size, stored)
     done = hits = 0
 
@@ -163,11 +184,13 @@ def table(r: dict, out: Path) -> str:
     lines = [(f"semantic lookup latency, embedding included, policy {r.get('policy', 'packaged')} "
               f"({r['cpus']} CPUs, embedder {r['precision']},"
               f" {r['threads']} thread(s); load average {r['load_average_start']} -> {r['load_average_end']})"),
-             (f"{'entries':>10} {'index':>6} {'p50 ms':>8} {'p99 ms':>8} {'embed p50':>10} {'fill s':>7}"
+             (f"{'entries':>10} {'index':>6} {'p50 ms':>8} {'p99 ms':>8} {'embed p50':>10} {'eager p50':>10}"
+              f" {'fill s':>7}"
               f" {'index build s':>14} {'RSS +MB':>8}")]
     for s in r["sizes"].values():
         lines.append(f"{s['entries']:>10} {s['index']:>6} {s['lookup_ms']['p50']:>8} {s['lookup_ms']['p99']:>8}"
-                     f" {s['embed_ms']['p50']:>10} {s['fill_s']:>7} {s.get('index_build_s', 0):>14}"
+                     f" {s['embed_ms']['p50']:>10} {s.get('embed_eager_ms', {}).get('p50', '-'):>10}"
+                     f" {s['fill_s']:>7} {s.get('index_build_s', 0):>14}"
                      f" {s['rss_mb_added']:>8}")
     lines.append(f"throughput, {next(iter(r['throughput'].values()))['clients']} concurrent clients")
     for label, t in r["throughput"].items():

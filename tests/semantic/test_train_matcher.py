@@ -78,3 +78,14 @@ def test_concurrent_lookups_share_verifier_calls(quick_matcher):
     assert all(s.shape == (2,) for s in scores) and verifier.pairs == 2 * len(questions)
     assert 1 <= verifier.calls < len(questions)           # lookups that arrived together shared forward calls
     verifier.close()
+
+
+def test_the_traced_verifier_scores_like_the_eager_one(quick_matcher):
+    pairs = [("how do i reset my pin", "how can i reset my pin"), ("where is my card", "what is the weather"),
+             ("hi", "can you tell me why my transfer to my savings account failed yesterday afternoon"),
+             ("how do i reset my pin " * 40, "how can i reset my pin")]        # past the verifier's max length
+    traced, eager = Verifier(str(quick_matcher), precision="float32"), Verifier(str(quick_matcher),
+                                                                                 precision="float32", trace=False)
+    assert "traced" in traced.loaded[1].__qualname__ and "traced" not in eager.loaded[1].__qualname__
+    for batch in (pairs[:1], pairs):
+        assert np.abs(traced.logits(batch) - eager.logits(batch)).max() < 1e-4

@@ -16,7 +16,8 @@ from cachegate.cache.semantic.embedder import resolve_precision
 
 
 class Verifier:
-    def __init__(self, folder: str, precision: str = "auto", threads: int = 1, max_pairs: int = 128) -> None:
+    def __init__(self, folder: str, precision: str = "auto", threads: int = 1, max_pairs: int = 128,
+                 trace: bool = True) -> None:
         self.folder = folder
         self.precision = resolve_precision(precision)
         self.threads = threads
@@ -26,6 +27,7 @@ class Verifier:
         self.worker: asyncio.Task | None = None
         self.calls = 0        # forward calls made
         self.pairs = 0        # pairs scored
+        self.trace = trace    # run the cross-encoder as one frozen TorchScript graph where it can (`traced`)
         self._loaded = None
         self._lock = threading.Lock()
 
@@ -36,17 +38,21 @@ class Verifier:
 
     @property
     def loaded(self):
-        """(tokenizer, model, max_length), loaded on first use."""
+        """(tokenizer, forward, max_length), loaded on first use: `forward` maps tokenised pairs to first logits."""
         with self._lock:
             if self._loaded is None:
                 from cachegate.cache.semantic.matcher_files import load_verifier
-                self._loaded = load_verifier(self.folder, self.precision)
+                from cachegate.cache.semantic.traced import traced_logits
+                tokenizer, model, max_length = load_verifier(self.folder, self.precision)
+                forward = (self.trace and traced_logits(tokenizer, model, max_length)) or (
+                    lambda features: model(**features).logits[:, 0])
+                self._loaded = tokenizer, forward, max_length
             return self._loaded
 
     def logits(self, pairs: list[tuple[str, str]]) -> np.ndarray:
         """The verifier's logit per (question, cached question) pair: one forward call per `max_pairs` (blocking)."""
         import torch
-        tokenizer, model, max_length = self.loaded
+        tokenizer, forward, max_length = self.loaded
         order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))   # little padding
         out = np.zeros(len(pairs), dtype=np.float32)
         with torch.inference_mode():
@@ -54,7 +60,7 @@ class Verifier:
                 rows = order[start: start + self.max_pairs]
                 features = tokenizer([pairs[r][0] for r in rows], [pairs[r][1] for r in rows], padding=True,
                                      truncation=True, max_length=max_length, return_tensors="pt")
-                out[rows] = model(**features).logits[:, 0].float().numpy()
+                out[rows] = forward(features).float().numpy()
                 self.calls += 1
                 self.pairs += len(rows)
         return out
