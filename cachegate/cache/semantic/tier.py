@@ -75,7 +75,7 @@ class SemanticTier(TierParts):
 
     # -- life ------------------------------------------------------------------------------------
     async def start(self) -> None:
-        await asyncio.to_thread(lambda: self.embedder.model)   # load the model before the first request
+        await asyncio.to_thread(lambda: self.embedder.forward)   # load and trace the model before the first request
         if self.follower is not None:
             await self.follower.start()
         else:
