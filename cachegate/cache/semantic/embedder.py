@@ -22,7 +22,7 @@ PACKAGED = "packaged:all-minilm-l6-v2"
 PRECISIONS = ("auto", "float32", "bfloat16")
 _models: dict[tuple[str, str], object] = {}
 _forwards: dict[tuple[str, str], object] = {}
-_models_lock = threading.RLock()
+_models_lock = threading.Lock()
 CALL_TOKENS = 40   # a forward call's fixed cost in padded tokens' worth (streaming the weights): MiniLM on one
                    # thread, 5.6 ms a call + 0.13 ms a token in bfloat16 (42), 8.1 + 0.25 in float32 (32);
                    # `python -m loadtests.embed_call_cost` measures it on a machine
@@ -70,13 +70,15 @@ def load_forward(model: str = PACKAGED, precision: str = "float32", trace: bool 
     """Features -> sentence embeddings for `model`: its frozen trace where `traced_forward` can build one (built
     once per process and precision), else the eager pipeline."""
     loaded = load_model(model, precision)
+
+    def eager(features: dict):
+        return loaded.forward(features)["sentence_embedding"]
     if not trace:
-        return lambda features: loaded.forward(features)["sentence_embedding"]
+        return eager
     with _models_lock:
         if (model, precision) not in _forwards:
             from cachegate.cache.semantic.traced import traced_forward
-            _forwards[model, precision] = traced_forward(loaded) or (
-                lambda features: loaded.forward(features)["sentence_embedding"])
+            _forwards[model, precision] = traced_forward(loaded) or eager
         return _forwards[model, precision]
 
 
