@@ -2,7 +2,8 @@
 
 Fills the tier with N entries (real questions from the dev data, then synthetic vectors near them),
 times sequential lookups (p50/p99) and 32 concurrent clients with and without micro-batching, and with the
-encoder as it ran before its frozen trace and split queues (eager, one call per queue), and compares index layouts (flat vs IVF, one index per scope vs one filtered index). Prints JSON and a table, draws a PNG.
+models as they ran before their frozen traces and split queues (eager, one call per queue), and compares index
+layouts (flat vs IVF, one index per scope vs one filtered index). Prints JSON and a table, draws a PNG.
 """
 from __future__ import annotations
 

@@ -18,7 +18,8 @@ def plot(result: dict, path: Path) -> None:
     left.set(xscale="log", xlabel="entries in scope", ylabel="ms", title="added latency of a semantic lookup")
     left.legend()
     labels = list(result["throughput"])
-    right.bar(labels, [result["throughput"][k]["lookups_per_s"] for k in labels], color=["tab:green", "tab:grey", "tab:orange"][: len(labels)])
+    colours = ["tab:green", "tab:grey", "tab:orange"][: len(labels)]
+    right.bar(labels, [result["throughput"][k]["lookups_per_s"] for k in labels], color=colours)
     right.axhline(200, color="grey", lw=0.8, ls="--", label="target 200/s")
     right.set(ylabel="lookups/s", title=f"{next(iter(result['throughput'].values()))['clients']} concurrent clients")
     right.legend()

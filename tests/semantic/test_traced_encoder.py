@@ -22,7 +22,7 @@ QUESTIONS = ["How do I reset my password?", "Where is my new card?", "Is the sto
 ])
 def test_the_trace_embeds_like_the_eager_pipeline(texts):
     traced, eager = Embedder(precision="float32", cache_size=0), Embedder(precision="float32", trace=False)
-    assert traced.forward is not eager.forward
+    assert "traced" in traced.forward.__qualname__ and "traced" not in eager.forward.__qualname__
     assert np.abs(traced.encode(texts) - eager.encode(texts)).max() < 1e-5
 
 
