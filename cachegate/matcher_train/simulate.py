@@ -79,9 +79,12 @@ def warm(rows: list[tuple[str, str]], per_intent: int, seed: int) -> list[tuple[
 
 
 def replay(name: str, policy: MatcherPolicy, cache: list[tuple[str, str]], asked: list[tuple[str, str | None]],
-           vectors: dict[str, np.ndarray], top_k: int) -> Lookups:
+           vectors: dict[str, np.ndarray], top_k: int, carried: dict[str, np.ndarray] | None = None) -> Lookups:
     """Each question asked against a cache of (question, answer) entries, decided by the policy's own
-    `evidence` over the candidates the tier would fetch (the plain top-k above the retrieval floor)."""
+    `evidence` over the candidates the tier would fetch (the plain top-k above the retrieval floor). `carried`:
+    the vectors the candidates hold for the policy's projection instead of the plain ones (another head's output,
+    with an identity projection: `loadtests.matcher_heads`)."""
+    carried = vectors if carried is None else carried
     plain = np.stack([vectors[t] for t, _ in cache])
     rows: dict[str, list] = {k: [] for k in FIELDS + ("query", "entry")}
     for start in range(0, len(asked), 1024):
@@ -90,8 +93,8 @@ def replay(name: str, policy: MatcherPolicy, cache: list[tuple[str, str]], asked
         top = np.argsort(-sims, axis=1)[:, :top_k + 1]
         for (text, answer), row, cols in zip(block, sims, top):
             cols = [c for c in cols if row[c] >= policy.min_cosine - 0.1 and cache[c][0] != text][:top_k]
-            found = [Candidate(text, cache[c][0], float(row[c]), query_vector=vectors[text],
-                               entry_vector=vectors[cache[c][0]]) for c in cols]
+            found = [Candidate(text, cache[c][0], float(row[c]), query_vector=carried[text],
+                               entry_vector=carried[cache[c][0]]) for c in cols]
             evidence, kind, _ = policy.evidence(found, [cache[c][1] for c in cols])
             entry = cache[cols[evidence.index]] if evidence is not None else ("", NOTHING)
             rows["tuned"].append(evidence.tuned_cosine if evidence is not None else -1.0)
@@ -106,10 +109,11 @@ def replay(name: str, policy: MatcherPolicy, cache: list[tuple[str, str]], asked
     return Lookups(name, *(np.array(rows[k]) for k in FIELDS), rows["query"], rows["entry"])
 
 
-def pairs(name: str, policy: MatcherPolicy, held: list[datasets.Pair], vectors: dict[str, np.ndarray]) -> Lookups:
+def pairs(name: str, policy: MatcherPolicy, held: list[datasets.Pair], vectors: dict[str, np.ndarray],
+          carried: dict[str, np.ndarray] | None = None) -> Lookups:
     """Pair mode: question b looked up against question a alone (no rival: the margin is the tuned cosine)."""
     out = pooled(name, [replay(name, policy, [(p.a, f"q{k}")], [(p.b, f"q{k}" if p.duplicate else NOTHING)],
-                               vectors, 1) for k, p in enumerate(held)] or [EMPTY])
+                               vectors, 1, carried) for k, p in enumerate(held)] or [EMPTY])
     return Lookups(name, out.tuned, out.margin, out.rivalled, out.always, out.wording, out.right,
                    np.array([p.duplicate for p in held], bool), out.query, out.entry)
 
@@ -118,9 +122,9 @@ EMPTY = Lookups("", *(np.zeros(0) for _ in range(2)), *(np.zeros(0, bool) for _ 
 
 
 def pair_cache(name: str, policy: MatcherPolicy, held: list[datasets.Pair], vectors: dict[str, np.ndarray],
-               top_k: int) -> Lookups:
+               top_k: int, carried: dict[str, np.ndarray] | None = None) -> Lookups:
     """Cache mode over pairs: every first question cached (its pair's answer), every second one looked up; right
     only when a duplicate finds its own partner."""
     cache = [(p.a, f"q{k}") for k, p in enumerate(held)]
     asked = [(p.b, f"q{k}" if p.duplicate else NOTHING) for k, p in enumerate(held)]
-    return replay(name, policy, cache, asked, vectors, top_k) if held else EMPTY
+    return replay(name, policy, cache, asked, vectors, top_k, carried) if held else EMPTY
