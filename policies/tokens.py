@@ -38,6 +38,8 @@ def words(text: str) -> list[str]:
 
 
 def expand(token: str) -> list[str]:
+    if "'" not in token:                 # most words: only "cannot" expands without an apostrophe
+        return _IRREGULAR.get(token) or [token]
     if token in _IRREGULAR:
         return _IRREGULAR[token]
     if token.endswith("'s"):
