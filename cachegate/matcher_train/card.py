@@ -21,8 +21,6 @@ def write_card(folder: Path, manifest: dict) -> None:
         f"- data: {manifest['data']}",
         f"- folds (held out together when cross-fitting): {'; '.join(', '.join(f) for f in manifest['folds'])}",
         f"- left out entirely: {', '.join(manifest['left_out']) or 'nothing'}",
-        *([(f"- the verifier's held-out fold (the cut and its logit floor are fitted on its lookups alone): "
-            f"{', '.join(manifest['verifier_holdout'])}")] if manifest.get("verifier_holdout") else []),
         (f"- the cut: the false-hit rate of the cross-fitted lookups at most the target at one-sided confidence "
          f"{fitted['confidence']:g}" + (" (the point estimate)" if fitted['confidence'] <= 0.5 else "")),
         (f"- seed {manifest['settings']['seed']}; {manifest['seconds']['total']:.0f} s on {manifest['cpus']} CPU cores "
@@ -40,7 +38,4 @@ def write_card(folder: Path, manifest: dict) -> None:
     lines += ["", "The unseen-domain and out-of-scope rows are the cross-fitted lookups the cut was fitted on (each",
               "scored by a projection trained without its domains); Quora pairs are held apart from training; the",
               "seen-domain row uses the shipped projection on val questions of domains it trained on.", ""]
-    if manifest.get("verifier_holdout"):
-        lines[-1:] = ["With a held-out fold, the cut is fitted on that fold's rows alone (the verifier never saw them); on",
-                      "the other folds' rows the verifier's logits are those of domains it trained on.", ""]
     (folder / "CARD.md").write_text("\n".join(lines))

@@ -38,9 +38,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="a curated library (JSONL or CSV): its example questions of one answer as right pairs")
     p.add_argument("--verifier", action="store_true",
                    help="also train the cross-encoder verifier and fit a floor on its logit with the cut (+15 min here)")
-    p.add_argument("--verifier-holdout", default="", metavar="D,..",
-                   help="with --verifier: one fold of domains the verifier does not train on; the cut and its logit "
-                        "floor are fitted on that fold's lookups only (scored by a verifier that never saw them)")
     p.add_argument("--no-progress", action="store_true")
 
 
@@ -49,8 +46,6 @@ def run(args: argparse.Namespace) -> int:
     cfg = TrainSettings(seed=args.seed, threads=args.threads, target=args.target_false_hit_rate,
                         confidence=args.confidence, progress=not args.no_progress)
     cfg = quick(cfg) if args.quick else cfg
-    if args.verifier_holdout and not args.verifier:
-        raise SystemExit("--verifier-holdout needs --verifier")
     out = Path(args.out) if args.out else packaged_folder()
     out.mkdir(parents=True, exist_ok=True)
     manifest = train(cfg, args, out)
@@ -79,7 +74,6 @@ def train(cfg: TrainSettings, args: argparse.Namespace, out: Path) -> dict:
     embed = PlainVectors(args.embedding_cache)
     corpus = corpus_data.load_corpus(Path(args.data), corpus_data.QUICK if args.quick else corpus_data.FULL,
                                      split_names(args.leave_out), cfg.seed)
-    holdout = holdout_fold(corpus, split_names(args.verifier_holdout))
     stages = tqdm(total=len(corpus.folds) + 3 + args.verifier, desc="train matcher", unit="stage",
                   disable=not cfg.progress)
     labels = verified.load(args.from_verified) if args.from_verified else []
@@ -106,8 +100,8 @@ def train(cfg: TrainSettings, args: argparse.Namespace, out: Path) -> dict:
         save_projection(out, projection)
         seconds["projection"] = time.perf_counter() - t
         stages.update()
-        logits_of = train_verifier_stage(corpus, vectors, projection, cfg, out, scratch, seconds, stages,
-                                         holdout) if args.verifier else drop_verifier(out)
+        logits_of = train_verifier_stage(corpus, vectors, projection, cfg, out, scratch, seconds, stages) \
+            if args.verifier else drop_verifier(out)
     t = time.perf_counter()
     final = fitting.provisional(projection, cfg)
     quora = simulate.pairs("quora (held apart)", final, corpus.qqp_held, vectors)
@@ -116,16 +110,9 @@ def train(cfg: TrainSettings, args: argparse.Namespace, out: Path) -> dict:
                            cfg.top_k)
     if logits_of is not None:      # the verifier's logit on each lookup's best servable candidate
         held, quora, general, seen = (simulate.scored(s, logits_of) for s in (held, quora, general, seen))
-    fitted_on = held
-    if holdout:                    # only the fold the verifier never saw: its logits there are a new domain's
-        unseen_fold = np.concatenate([np.full(len(p), p.name == ",".join(holdout)) for p in parts])
-        fitted_on = held.part(unseen_fold, HOLDOUT)
-    cuts = fitting.fit_cuts(fitted_on, quora, general, cfg)
+    cuts = fitting.fit_cuts(held, quora, general, cfg)
     sets = {UNSEEN: held.part(held.relevant, UNSEEN), "out_of_scope": held.part(~held.relevant, "out_of_scope"),
             "quora (held apart)": quora, GENERAL: general, SEEN: seen}
-    if holdout:
-        sets |= {HOLDOUT: fitted_on.part(fitted_on.relevant, HOLDOUT),
-                 HOLDOUT + ", out of scope": fitted_on.part(~fitted_on.relevant, HOLDOUT + ", out of scope")}
     if labels:
         def tuned_cosine(a: str, b: str) -> float:
             return float(final.tuned(vectors[a]) @ final.tuned(vectors[b]))
@@ -144,31 +131,13 @@ def train(cfg: TrainSettings, args: argparse.Namespace, out: Path) -> dict:
 
 
 UNSEEN = "intents (unseen domains, cross-fitted)"
-HOLDOUT = "intents (the fold the verifier never saw: the cut's)"
 SEEN = "seen domains (val, optimistic)"
 GENERAL = "quora (cache mode, held apart)"
 
 
-def holdout_fold(corpus, domains: list[str]) -> list[str]:
-    """The fold named by --verifier-holdout (its domains in any order), or [] for none."""
-    if not domains:
-        return []
-    fold = next((f for f in corpus.folds if sorted(f) == sorted(domains)), None)
-    if fold is None:
-        raise SystemExit(f"--verifier-holdout must name one fold of domains; the folds are {corpus.folds}")
-    return fold
-
-
-def verifier_rows(corpus, holdout: list[str]) -> list[tuple[str, str]]:
-    """The training questions the verifier learns from: none of the held-out fold's."""
-    domain_of = corpus.domain_of()
-    return [r for r in corpus.train if domain_of[r[1]] not in holdout]
-
-
 def train_verifier_stage(corpus, vectors: dict[str, np.ndarray], projection: np.ndarray, cfg: TrainSettings,
-                         out: Path, scratch: str, seconds: dict[str, float], stages, holdout: list[str]):
-    """The cross-encoder, trained on pairs mined with the shipped projection (none of the `holdout` fold's
-    questions); its logits, for the gate."""
+                         out: Path, scratch: str, seconds: dict[str, float], stages):
+    """The cross-encoder, trained on pairs mined with the shipped projection; its logits, for the gate."""
     from cachegate.cache.semantic.verifier import Verifier
     from cachegate.matcher_train import pairs as mining
     from cachegate.matcher_train.retrieval import apply_projection
@@ -176,8 +145,8 @@ def train_verifier_stage(corpus, vectors: dict[str, np.ndarray], projection: np.
     t = time.perf_counter()
     texts = sorted(vectors)
     tuned = dict(zip(texts, apply_projection(projection, np.stack([vectors[x] for x in texts]))))
-    train_verifier(mining.verifier_pairs(verifier_rows(corpus, holdout), corpus.qqp_train, tuned, corpus.domain_of(),
-                                         cfg.seed, cfg.hard_negatives), cfg, out, scratch)
+    train_verifier(mining.verifier_pairs(corpus.train, corpus.qqp_train, tuned, corpus.domain_of(), cfg.seed,
+                                         cfg.hard_negatives), cfg, out, scratch)
     seconds["verifier"] = time.perf_counter() - t
     stages.update()
     return Verifier(str(out), threads=cfg.threads).logits
@@ -213,8 +182,7 @@ def write_manifest(out: Path, cfg: TrainSettings, args: argparse.Namespace, corp
     sizes = {f.name: f.stat().st_size for f in sorted(out.iterdir()) if f.suffix in (".safetensors", ".json")}
     manifest = {"command": command_line(args), "data": data_description(corpus), "settings": cfg.as_dict(),
                 "domains": list(corpus.domains), "folds": corpus.folds, "left_out": corpus.left_out,
-                "verifier": bool(args.verifier), "verifier_holdout": split_names(args.verifier_holdout),
-                "seconds": {k: round(v, 1) for k, v in seconds.items()},
+                "verifier": bool(args.verifier), "seconds": {k: round(v, 1) for k, v in seconds.items()},
                 "cpus": os.cpu_count(), "torch_threads": cfg.threads, "file_bytes": sizes, "fitted": fitted}
     matcher["trained"] = {k: v for k, v in manifest.items() if k != "fitted"}
     (out / "matcher.json").write_text(json.dumps(matcher, indent=1) + "\n")
@@ -233,7 +201,6 @@ def command_line(args: argparse.Namespace) -> str:
     parts += ["--quick"] if args.quick else []
     parts += [f"--leave-out {args.leave_out}"] if args.leave_out else []
     parts += ["--verifier"] if args.verifier else []
-    parts += [f"--verifier-holdout {args.verifier_holdout}"] if args.verifier_holdout else []
     parts += [f"--from-verified {args.from_verified}"] if args.from_verified else []
     parts += [f"--from-curated {args.from_curated}"] if args.from_curated else []
     parts += [f"--target-false-hit-rate {args.target_false_hit_rate:g}"] if args.target_false_hit_rate != 0.02 else []
