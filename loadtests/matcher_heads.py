@@ -139,16 +139,15 @@ def study(kind: str, corpus, test: list[tuple[str, str | None]], plain, features
     domain_of = corpus.domain_of()
     cache = simulate.warm(corpus.train, cfg.per_intent, cfg.seed)
     parts = []
+    texts = sorted(plain)
     for k, fold in enumerate(corpus.folds):
         rows = [r for r in corpus.train if domain_of[r[1]] not in fold]
         head = train_head(kind, triplets(rows, corpus.qqp_train, plain, cfg.seed), features, cfg, epochs)
-        asked = [(t, i) for t, i in corpus.val if domain_of[i] in fold]
-        asked += [(t, simulate.NOTHING) for t in corpus.out_of_scope[k:: len(corpus.folds)]]
-        carried = tuned_vectors(head, features, sorted({t for t, _ in cache + asked}))
-        parts.append(simulate.replay(",".join(fold), policy, cache, asked, plain, cfg.top_k, carried))
+        parts.append(fitting.fold_lookups(corpus, fold, k, plain, identity, cfg,
+                                          tuned_vectors(head, features, texts)))
     unseen = simulate.pooled("unseen", parts)
     head = train_head(kind, triplets(corpus.train, corpus.qqp_train, plain, cfg.seed), features, cfg, epochs)
-    carried = tuned_vectors(head, features, sorted(set(plain)))
+    carried = tuned_vectors(head, features, texts)
     quora = simulate.pairs("quora", policy, corpus.qqp_held, plain, carried)
     general = simulate.pair_cache("general", policy, corpus.qqp_held, plain, cfg.top_k, carried)
     cuts = fitting.fit_cuts(unseen, quora, general, cfg)

@@ -34,13 +34,15 @@ def provisional(projection: np.ndarray, cfg: TrainSettings) -> MatcherPolicy:
 
 
 def fold_lookups(corpus: Corpus, fold: list[str], index: int, vectors: dict[str, np.ndarray],
-                 projection: np.ndarray, cfg: TrainSettings) -> simulate.Lookups:
-    """The fold's val questions and its share of out-of-scope ones, through a projection trained without it."""
+                 projection: np.ndarray, cfg: TrainSettings,
+                 carried: dict[str, np.ndarray] | None = None) -> simulate.Lookups:
+    """The fold's val questions and its share of out-of-scope ones, through a projection trained without it
+    (`carried`: another head's vectors, judged with an identity projection; see `simulate.replay`)."""
     domain_of = corpus.domain_of()
     asked = [(t, i) for t, i in corpus.val if domain_of[i] in fold]
     asked += [(t, simulate.NOTHING) for t in corpus.out_of_scope[index:: len(corpus.folds)]]
     cache = simulate.warm(corpus.train, cfg.per_intent, cfg.seed)
-    return simulate.replay(",".join(fold), provisional(projection, cfg), cache, asked, vectors, cfg.top_k)
+    return simulate.replay(",".join(fold), provisional(projection, cfg), cache, asked, vectors, cfg.top_k, carried)
 
 
 def bounded(served: np.ndarray, wrong: np.ndarray, target: float, z: float) -> bool:
