@@ -15,7 +15,7 @@ def write_card(folder: Path, manifest: dict) -> None:
         "Applied at load to the packaged all-MiniLM-L6-v2: a retrieval projection after the frozen encoder; an entry",
         "is served when its tuned cosine passes the cut and beats the closest entry of another answer by the cut's",
         f"margin; {verifier}the cut per target false-hit rate is fitted on lookups of domains the projection",
-        "never saw (cross-fitting by folds of domains).",
+        f"{'and the verifier ' if manifest['verifier'] else ''}never saw (cross-fitting by folds of domains).",
         "",
         f"- rebuilt by: `{manifest['command']}`",
         f"- data: {manifest['data']}",
@@ -35,7 +35,8 @@ def write_card(folder: Path, manifest: dict) -> None:
     for name, f in fitted["sets"].items():
         lines.append(f"| {name} | {f['lookups']} | {f['served']} | {f['served_rate']:.4f} | {f['hit_rate']:.4f} | "
                      f"{f['false_hit_rate']:.4f} |")
+    scorer = "a projection and a verifier" if manifest["verifier"] else "a projection"
     lines += ["", "The unseen-domain and out-of-scope rows are the cross-fitted lookups the cut was fitted on (each",
-              "scored by a projection trained without its domains); Quora pairs are held apart from training; the",
+              f"scored by {scorer} trained without its domains); Quora pairs are held apart from training; the",
               "seen-domain row uses the shipped projection on val questions of domains it trained on.", ""]
     (folder / "CARD.md").write_text("\n".join(lines))
