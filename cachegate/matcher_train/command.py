@@ -38,7 +38,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="a curated library (JSONL or CSV): its example questions of one answer as right pairs")
     p.add_argument("--verifier", action="store_true",
                    help="also train the cross-encoder verifier (one per fold, cross-fitted like the projection, and one "
-                        "shipped) and fit a floor on its logit with the cut (+70 min here)")
+                        "shipped) and fit a floor on its logit with the cut (+80 min here)")
     p.add_argument("--no-progress", action="store_true")
 
 
