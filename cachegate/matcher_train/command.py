@@ -39,13 +39,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--verifier", action="store_true",
                    help="also train the cross-encoder verifier (one per fold, cross-fitted like the projection, and one "
                         "shipped) and fit a floor on its logit with the cut (+80 min here)")
+    p.add_argument("--no-action-pairs", action="store_true",
+                   help="train without the minimal pairs on the action verb (cachegate.matcher_train.actions)")
     p.add_argument("--no-progress", action="store_true")
 
 
 def run(args: argparse.Namespace) -> int:
     from cachegate.cache.semantic.matcher_files import packaged_folder
     cfg = TrainSettings(seed=args.seed, threads=args.threads, target=args.target_false_hit_rate,
-                        confidence=args.confidence, progress=not args.no_progress)
+                        confidence=args.confidence, progress=not args.no_progress,
+                        action_pairs=not args.no_action_pairs)
     cfg = quick(cfg) if args.quick else cfg
     out = Path(args.out) if args.out else packaged_folder()
     out.mkdir(parents=True, exist_ok=True)
@@ -64,7 +67,7 @@ def train(cfg: TrainSettings, args: argparse.Namespace, out: Path) -> dict:
     from tqdm import tqdm
 
     from cachegate.cache.semantic.matcher_files import save_projection
-    from cachegate.matcher_train import fitting, simulate, verified
+    from cachegate.matcher_train import actions, fitting, simulate, verified
     from cachegate.matcher_train.pairs import triplets
     from cachegate.matcher_train.retrieval import train_projection
     torch.set_num_threads(cfg.threads)
@@ -79,7 +82,8 @@ def train(cfg: TrainSettings, args: argparse.Namespace, out: Path) -> dict:
                   disable=not cfg.progress)
     labels = verified.load(args.from_verified) if args.from_verified else []
     labels += verified.from_curated(args.from_curated) if args.from_curated else []
-    vectors = embed(corpus.texts() + verified.texts(labels))
+    contrasts = actions.minimal_pairs(corpus.train, cfg.seed) if cfg.action_pairs else []
+    vectors = embed(corpus.texts() + verified.texts(labels) + actions.texts(contrasts))
     adapting = verified.triplets(labels, cfg.seed)
     seconds["embeddings"] = time.perf_counter() - started
     stages.update()
@@ -89,8 +93,9 @@ def train(cfg: TrainSettings, args: argparse.Namespace, out: Path) -> dict:
         parts = []
         for k, fold in enumerate(corpus.folds):
             rows = [r for r in corpus.train if domain_of[r[1]] not in fold]
-            fold_projection = train_projection(triplets(rows, corpus.qqp_train, vectors, cfg.seed) + adapting,
-                                               vectors, cfg, scratch)
+            fold_contrasts = [t for t in contrasts if domain_of[t.group] not in fold]
+            fold_projection = train_projection(triplets(rows, corpus.qqp_train, vectors, cfg.seed) + fold_contrasts
+                                               + adapting, vectors, cfg, scratch)
             lookups = fitting.fold_lookups(corpus, fold, k, vectors, fold_projection, cfg)
             if args.verifier:      # scored by a verifier that never read the fold either: an honest logit floor
                 folder = Path(scratch) / f"fold-verifier-{k}"
@@ -101,8 +106,8 @@ def train(cfg: TrainSettings, args: argparse.Namespace, out: Path) -> dict:
         held = simulate.pooled(UNSEEN, parts)
         seconds["cross-fitting"] = time.perf_counter() - t
         t = time.perf_counter()
-        projection = train_projection(triplets(corpus.train, corpus.qqp_train, vectors, cfg.seed) + adapting,
-                                      vectors, cfg, scratch)
+        projection = train_projection(triplets(corpus.train, corpus.qqp_train, vectors, cfg.seed) + contrasts
+                                      + adapting, vectors, cfg, scratch)
         save_projection(out, projection)
         seconds["projection"] = time.perf_counter() - t
         stages.update()
@@ -216,6 +221,7 @@ def command_line(args: argparse.Namespace) -> str:
     parts += ["--quick"] if args.quick else []
     parts += [f"--leave-out {args.leave_out}"] if args.leave_out else []
     parts += ["--verifier"] if args.verifier else []
+    parts += ["--no-action-pairs"] if args.no_action_pairs else []
     parts += [f"--from-verified {args.from_verified}"] if args.from_verified else []
     parts += [f"--from-curated {args.from_curated}"] if args.from_curated else []
     parts += [f"--target-false-hit-rate {args.target_false_hit_rate:g}"] if args.target_false_hit_rate != 0.02 else []

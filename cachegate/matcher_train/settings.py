@@ -14,6 +14,7 @@ class TrainSettings:
     projection_batch: int = 256
     projection_epochs: float = 5.0
     projection_lr: float = 1e-3
+    action_pairs: bool = True         # minimal pairs on the action verb added to its triplets (`actions`)
     # verifier: the packaged MiniLM's first `layers` layers, fine-tuned
     layers: int = 4
     verifier_batch: int = 64
