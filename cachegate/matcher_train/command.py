@@ -138,7 +138,7 @@ def train(cfg: TrainSettings, args: argparse.Namespace, out: Path) -> dict:
     seconds["total"] = time.perf_counter() - started
     stages.update()
     stages.close()
-    return write_manifest(out, cfg, args, corpus, fitted, seconds)
+    return write_manifest(out, cfg, args, corpus, fitted, seconds, len(contrasts))
 
 
 UNSEEN = "intents (unseen domains, cross-fitted)"
@@ -196,11 +196,12 @@ class PlainVectors:
 
 
 def write_manifest(out: Path, cfg: TrainSettings, args: argparse.Namespace, corpus, fitted: dict,
-                   seconds: dict[str, float]) -> dict:
+                   seconds: dict[str, float], action_pairs: int = 0) -> dict:
     from cachegate.matcher_train.card import write_card
     matcher = json.loads((out / "matcher.json").read_text())
     sizes = {f.name: f.stat().st_size for f in sorted(out.iterdir()) if f.suffix in (".safetensors", ".json")}
-    manifest = {"command": command_line(args), "data": data_description(corpus), "settings": cfg.as_dict(),
+    manifest = {"command": command_line(args), "data": data_description(corpus, action_pairs),
+                "settings": cfg.as_dict(),
                 "domains": list(corpus.domains), "folds": corpus.folds, "left_out": corpus.left_out,
                 "verifier": bool(args.verifier), "seconds": {k: round(v, 1) for k, v in seconds.items()},
                 "cpus": os.cpu_count(), "torch_threads": cfg.threads, "file_bytes": sizes, "fitted": fitted}
@@ -210,8 +211,9 @@ def write_manifest(out: Path, cfg: TrainSettings, args: argparse.Namespace, corp
     return manifest
 
 
-def data_description(corpus) -> str:
-    return (f"CLINC150 train {len(corpus.train)} questions ({len(corpus.domains)} domains); looked up: val "
+def data_description(corpus, action_pairs: int = 0) -> str:
+    pairs = f"; {action_pairs} minimal pairs on the action verb made from them" if action_pairs else ""
+    return (f"CLINC150 train {len(corpus.train)} questions ({len(corpus.domains)} domains){pairs}; looked up: val "
             f"{len(corpus.val)} questions + {len(corpus.out_of_scope)} out-of-scope; Quora train "
             f"{len(corpus.qqp_train)} pairs, held apart {len(corpus.qqp_held)}")
 
