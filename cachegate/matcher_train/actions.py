@@ -6,7 +6,7 @@ learns to pay the verb little heed; a customer-service cache then serves "resche
 swapped for a synonym of the same action is the positive ("cancel" -> "call off"; another question of the intent
 when the action has a single form) and the verb swapped for another action met on the same objects is the hard
 negative ("cancel" -> "pause"). Only the first action verb of a question is swapped; a lexicon of plain English
-verbs, kept to forms that are rarely nouns ("order", "return" and "set" are nouns as often as verbs).
+verbs, leaving out the forms that are nouns as often as verbs ("order", "return", "set").
 """
 from __future__ import annotations
 
