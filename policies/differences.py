@@ -1,6 +1,6 @@
 """What differs between two questions in a way that changes the answer, however close their embeddings:
-numbers, named things, negation, opposite words ("enable" / "disable") and swapped roles ("from A to B" /
-"from B to A"). The calibrated policy never serves an entry when one of these fires; `relation` also says
+numbers, named things, negation, opposite words ("enable" / "disable"), different actions ("pause" / "cancel my
+subscription", `policies.actions`) and swapped roles ("from A to B" / "from B to A"). The calibrated policy never serves an entry when one of these fires; `relation` also says
 when two questions differ only in function words, or not at all.
 """
 from __future__ import annotations
@@ -8,6 +8,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import NamedTuple
 
+from policies.actions import actions_of
 from policies.tokens import STOP, content_sequence, names, numbers, past, person, question_word, stem, words
 
 NEGATIONS = frozenset({"not", "no", "never", "none", "nothing", "nobody", "neither", "nor"})
@@ -81,8 +82,14 @@ def key_differences(a: str, b: str) -> list[str]:
     ka, kb = keys_of(a), keys_of(b)
     checks = {"numbers": ka.numbers != kb.numbers, "names": names_differ(ka, kb),
               "negation": ka.negated != kb.negated, "opposites": opposites(ka.stems, kb.stems),
-              "direction": swapped(ka, kb)}
+              "action": actions_differ(a, b), "direction": swapped(ka, kb)}
     return [name for name, fired in checks.items() if fired]
+
+
+def actions_differ(a: str, b: str) -> bool:
+    """Both ask for an action and no action is on both sides ("pause" / "cancel", not "call off" / "cancel")."""
+    x, y = actions_of(a), actions_of(b)
+    return bool(x) and bool(y) and not x & y
 
 
 def same_wording(a: str, b: str) -> bool:

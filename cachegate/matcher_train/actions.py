@@ -5,79 +5,15 @@ learns to pay the verb little heed; a customer-service cache then serves "resche
 "schedule a pickup". For every training question with an action verb, this makes one more triplet: the verb
 swapped for a synonym of the same action is the positive ("cancel" -> "call off"; another question of the intent
 when the action has a single form) and the verb swapped for another action met on the same objects is the hard
-negative ("cancel" -> "pause"). Only the first action verb of a question is swapped; a lexicon of plain English
-verbs, leaving out the forms that are nouns as often as verbs ("order", "return", "set").
+negative ("cancel" -> "pause"). Only the first action verb of a question is swapped; the lexicon is
+`policies.actions`.
 """
 from __future__ import annotations
 
 import random
-import re
 
 from cachegate.matcher_train.pairs import Triplet, by_intent, other_question
-
-ACTIONS: dict[str, tuple[str, ...]] = {       # an action and the verb forms that say it
-    "cancel": ("cancel", "call off", "terminate"),
-    "pause": ("pause", "put on hold", "suspend"),
-    "resume": ("resume", "restart", "unpause"),
-    "remove": ("remove", "delete", "erase", "get rid of"),
-    "add": ("add", "create"),
-    "set up": ("set up",),
-    "change": ("change", "modify", "edit", "update"),
-    "check": ("check", "view", "look at"),
-    "track": ("track", "trace"),
-    "submit": ("submit", "send in"),
-    "transfer": ("transfer", "hand over"),
-    "enable": ("enable", "turn on", "switch on", "activate"),
-    "disable": ("disable", "turn off", "switch off", "deactivate"),
-    "schedule": ("schedule", "book", "arrange"),
-    "reschedule": ("reschedule", "rebook"),
-    "lock": ("lock", "freeze"),
-    "unlock": ("unlock", "unfreeze", "unblock"),
-    "open": ("open",),
-    "close": ("close", "shut down"),
-    "buy": ("buy", "purchase"),
-    "send back": ("send back",),
-    "download": ("download",),
-    "print": ("print",),
-    "upgrade": ("upgrade", "move up"),
-    "downgrade": ("downgrade", "move down"),
-    "renew": ("renew", "extend"),
-    "report": ("report", "flag"),
-    "verify": ("verify", "confirm", "validate"),
-    "reset": ("reset",),
-    "pay": ("pay", "settle"),
-    "refund": ("refund",),
-    "send": ("send",),
-    "receive": ("receive",),
-    "deposit": ("deposit",),
-    "withdraw": ("withdraw",),
-    "increase": ("increase", "raise"),
-    "decrease": ("decrease", "lower", "reduce"),
-    "split": ("split", "divide"),
-    "merge": ("merge", "combine"),
-    "apply": ("apply", "redeem"),
-    "share": ("share",),
-    "join": ("join", "sign up for"),
-    "leave": ("leave", "quit"),
-}
-
-CONTRASTS: tuple[tuple[str, ...], ...] = (    # actions met on the same objects: each is the others' hard negative
-    ("cancel", "pause", "resume", "renew", "upgrade", "downgrade", "change", "check", "transfer", "schedule",
-     "reschedule"),
-    ("enable", "disable", "change", "check", "reset", "set up"),
-    ("add", "remove", "change", "check", "download", "print", "share"),
-    ("submit", "track", "cancel", "check", "report"),
-    ("lock", "unlock", "reset", "change", "verify", "report"),
-    ("buy", "send back", "cancel", "track", "change", "split", "merge"),
-    ("pay", "refund", "send", "receive", "deposit", "withdraw", "transfer", "check"),
-    ("increase", "decrease", "check", "set up", "change"),
-    ("join", "leave", "open", "close"),
-    ("apply", "verify", "remove", "check"),
-)
-
-ACTION_OF = {form: action for action, forms in ACTIONS.items() for form in forms}
-VERB = re.compile(r"\b(" + "|".join(sorted(map(re.escape, ACTION_OF), key=len, reverse=True)) + r")\b",
-                  re.IGNORECASE)
+from policies.actions import ACTION_OF, ACTIONS, CONTRASTS, VERB
 
 
 def swapped(text: str, rng: random.Random, same: bool) -> str | None:

@@ -40,8 +40,8 @@ def test_an_entry_below_the_cut_is_a_miss():
 
 
 def test_without_a_rival_the_lone_cut_decides():
-    assert not policy().choose([cand("how do i reset it", "how do i restart it", 0.83)], ["a"]).decision.hit
-    with_rival = [cand("how do i reset it", "how do i restart it", 0.83), cand("how do i reset it", "pay", 0.3)]
+    assert not policy().choose([cand("how do i fix it", "how do i repair it", 0.83)], ["a"]).decision.hit
+    with_rival = [cand("how do i fix it", "how do i repair it", 0.83), cand("how do i fix it", "pay", 0.3)]
     assert policy().choose(with_rival, ["a", "b"]).index == 0       # a clear margin over another answer
 
 
