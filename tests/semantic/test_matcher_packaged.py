@@ -77,8 +77,8 @@ def test_two_generated_answers_that_say_the_same_are_one_answer(second_answer, s
     tier = evaluate.make_tier(argparse.Namespace(policy="packaged", threshold=0.9), Embedder())
 
     async def run():
-        await lookups.store(tier, "where is my new card", ARRIVES)
-        await lookups.store(tier, "my new card has not arrived yet", second_answer)
+        await lookups.store(tier, "when is my new card coming", ARRIVES)
+        await lookups.store(tier, "when does my new card arrive", second_answer)
         await lookups.store(tier, "i lost my card", "Freeze a lost card in the app at once, then call us to block it.")
-        return await lookups.served(tier, "when will my new card arrive")
+        return await lookups.served(tier, "when will my new card get here")     # both close, within any margin
     assert asyncio.run(run()) == served_answer
