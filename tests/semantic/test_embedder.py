@@ -8,6 +8,7 @@ import random
 import numpy as np
 import pytest
 
+from cachegate.cache.semantic import embedder as embedder_module
 from cachegate.cache.semantic.embedder import Embedder, batch_plan, native_bf16, resolve_precision
 
 
@@ -54,4 +55,12 @@ def test_bfloat16_agrees_with_float32():
     texts = ["How do I reset my password?", "What is the capital of France?", "Is the store open on Sunday?"]
     a, b = Embedder(precision="float32").encode(texts), Embedder(precision="bfloat16").encode(texts)
     assert np.min(np.sum(a * b, axis=1)) > 0.999
-    assert resolve_precision("auto") == "bfloat16"
+
+
+@pytest.mark.parametrize(("flags", "chosen"), [({"avx2"}, "float32"), ({"avx512_bf16"}, "float32"),
+                                                ({"avx512_bf16", "amx_bf16"}, "bfloat16")])
+def test_auto_precision_is_bfloat16_only_where_amx_makes_it_faster(monkeypatch, flags, chosen):
+    monkeypatch.setattr(embedder_module, "cpu_flags", lambda: flags)
+    assert resolve_precision("auto") == chosen
+    assert resolve_precision("float32") == "float32" and resolve_precision("bfloat16") == "bfloat16"
+    assert embedder_module.native_bf16() is bool(flags & {"avx512_bf16", "amx_bf16"})
