@@ -53,8 +53,8 @@ def native_bf16() -> bool:
 def bf16_pays() -> bool:
     """Whether bfloat16 is the faster precision for the embedder's batches: with AMX tiles it is about 3x faster
     than float32. With AVX512-BF16 alone it is native but slower on a batch (16 questions in 99 ms against 61 ms;
-    `cachegate bench semantic` from 32 clients 133 and 122 lookups/s against 163 and 156) and only a little
-    faster on one question (lookup p50 0.5-0.9 ms less), so float32 serves more."""
+    `cachegate bench semantic` from 32 clients 122-133 lookups/s against 156-175) and no faster on one question
+    (lookup p50 within a millisecond either way), so float32 serves more."""
     return "amx_bf16" in cpu_flags()
 
 
