@@ -80,5 +80,5 @@ def test_two_generated_answers_that_say_the_same_are_one_answer(second_answer, s
         await lookups.store(tier, "when is my new card coming", ARRIVES)
         await lookups.store(tier, "when does my new card arrive", second_answer)
         await lookups.store(tier, "i lost my card", "Freeze a lost card in the app at once, then call us to block it.")
-        return await lookups.served(tier, "when will my new card get here")     # both close, within any margin
+        return await lookups.served(tier, "when will my new card get here")     # tuned 0.94 and 0.91: rivals at any margin over 0.03
     assert asyncio.run(run()) == served_answer
