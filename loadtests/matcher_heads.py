@@ -1,9 +1,9 @@
 """`python -m loadtests.matcher_heads [--heads linear,mlp,rich,lowrank16,lowrank64] [--quick]`: heads of more or
-less capacity than the matcher's linear projection on the frozen MiniLM, cross-fitted the way
-`cachegate train matcher` fits its cut, side by side.
+less capacity than the matcher's linear projection on the frozen MiniLM, and other recipes for training it,
+cross-fitted the way `cachegate train matcher` fits its cut, side by side.
 
-Every head is trained with the same triplets and loss (MNRL with a mined hard negative, batches free of
-same-intent rows, 5 epochs) by one small loop; per fold of domains a head trained without them replays the fold's
+Every head is trained with the same triplets (the minimal pairs on the action verb included) and loss (MNRL with
+a mined hard negative, batches free of same-intent rows, 5 epochs) by one small loop; per fold of domains a head trained without them replays the fold's
 val questions (and a share of out-of-scope ones), the cut is fitted on those pooled unseen-domain lookups, and a
 head trained on every domain replays CLINC `test` with its `oos_test` lookups. Retrieval stays plain MiniLM cosine
 (what the tier's index holds); only the candidates' tuned cosines come from the head. Heads:
@@ -11,19 +11,54 @@ head trained on every domain replays CLINC `test` with its `oos_test` lookups. R
 - `mlp`: the projection plus a residual 384 -> 768 -> 384 GELU network (zero-initialised);
 - `rich`: a linear map of richer frozen features, [the vector, mean of layer 3, max of layer 6] (1,152 dims);
 - `lowrankR`: the identity plus a rank-R update.
+A recipe after `@` changes how a head is trained (`Recipe`): `linear@scale30` (MNRL's scale), `@symmetric` (the
+loss both ways: positives also find their anchors), `@epochs10`, `@batch512`, `@lr0.002`, `@remine` (hard
+negatives mined again with the trained head, then trained afresh on both sets).
 Prints a table, writes JSON and a PNG.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 CUT_TARGETS = (0.01, 0.02)
 SETS = ("unseen", "out_of_scope", "test_in_scope", "test_with_oos")
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How a head is trained, beyond `TrainSettings`: MNRL's scale, the loss both ways, hard negatives re-mined."""
+    scale: float = 20.0
+    symmetric: bool = False
+    remine: bool = False
+    settings: tuple[tuple[str, float], ...] = ()     # TrainSettings overrides: epochs, batch, lr
+
+    @classmethod
+    def parse(cls, spec: str) -> tuple[str, Recipe]:
+        """"linear@scale30" -> ("linear", Recipe(scale=30)); several recipes join with "+"."""
+        kind, _, rest = spec.partition("@")
+        recipe = cls()
+        for part in filter(None, rest.split("+")):
+            if part == "symmetric" or part == "remine":
+                recipe = replace(recipe, **{part: True})
+            elif part.startswith("scale"):
+                recipe = replace(recipe, scale=float(part.removeprefix("scale")))
+            elif part.startswith(("epochs", "batch", "lr")):
+                name = next(n for n in ("epochs", "batch", "lr") if part.startswith(n))
+                recipe = replace(recipe, settings=recipe.settings + ((name, float(part.removeprefix(name))),))
+            else:
+                raise SystemExit(f"unknown recipe {part!r} in {spec!r}")
+        return kind, recipe
+
+    def applied(self, cfg):
+        fields = {"epochs": "projection_epochs", "batch": "projection_batch", "lr": "projection_lr"}
+        return replace(cfg, **{fields[k]: (int(v) if k == "batch" else v) for k, v in self.settings})
 
 
 def head_module(kind: str, d_in: int, dim: int = 384):
@@ -62,8 +97,10 @@ def head_module(kind: str, d_in: int, dim: int = 384):
     return Head()
 
 
-def train_head(kind: str, rows, features: dict[str, np.ndarray], cfg, epochs: float):
-    """MNRL over (anchor, positive, hard negative) rows, scale 20, AdamW with 5% warm-up and linear decay."""
+def train_head(kind: str, rows, features: dict[str, np.ndarray], cfg, epochs: float, scale: float = 20.0,
+               symmetric: bool = False):
+    """MNRL over (anchor, positive, hard negative) rows, AdamW with 5% warm-up and linear decay; `symmetric` adds
+    the loss the other way (each positive finds its anchor among the batch's anchors)."""
     import torch
     import torch.nn.functional as F
 
@@ -87,7 +124,10 @@ def train_head(kind: str, rows, features: dict[str, np.ndarray], cfg, epochs: fl
                 break
             b = torch.tensor(batch)
             anchor, positive, negative = (head(table[c[b]]) for c in columns)
-            loss = F.cross_entropy(20.0 * anchor @ torch.cat([positive, negative]).T, torch.arange(len(batch)))
+            target = torch.arange(len(batch))
+            loss = F.cross_entropy(scale * anchor @ torch.cat([positive, negative]).T, target)
+            if symmetric:
+                loss = (loss + F.cross_entropy(scale * positive @ anchor.T, target)) / 2
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
@@ -129,10 +169,36 @@ def rich_features(texts: list[str], batch: int = 256) -> dict[str, np.ndarray]:
     return dict(zip(texts, out))
 
 
-def study(kind: str, corpus, test: list[tuple[str, str | None]], plain, features, cfg, epochs: float) -> dict:
-    """One head: its cut per target fitted on cross-fitted unseen-domain lookups, and the figures at each."""
-    from cachegate.matcher_train import fitting, simulate
+def remined(head, rows, plain, features, cfg) -> list:
+    """One more triplet per question: a paraphrase and one of its 3 nearest other-intent questions by `head`."""
+    from cachegate.matcher_train.pairs import Triplet, by_intent, nearest_others, other_question
+    texts = sorted({t for t, _ in rows})
+    near = nearest_others(rows, tuned_vectors(head, features, texts), 3)
+    rng, intents = random.Random(cfg.seed + 1), by_intent(rows)
+    return [Triplet(t, other_question(rng, intents[i], t), rng.choice(near[r]), i)
+            for r, (t, i) in enumerate(rows) if len(intents[i]) > 1 and near[r]]
+
+
+def trained(spec: str, rows, contrasts, corpus, plain, features, cfg, epochs: float):
+    """A head trained by its recipe on `rows` (and the Quora pairs and minimal pairs given)."""
     from cachegate.matcher_train.pairs import triplets
+    kind, recipe = Recipe.parse(spec)
+    cfg = recipe.applied(cfg)
+    epochs = dict(recipe.settings).get("epochs", epochs)
+    examples = triplets(rows, corpus.qqp_train, plain, cfg.seed) + contrasts
+    head = train_head(kind, examples, features, cfg, epochs, recipe.scale, recipe.symmetric)
+    if recipe.remine:
+        head = train_head(kind, examples + remined(head, rows, plain, features, cfg), features, cfg, epochs,
+                          recipe.scale, recipe.symmetric)
+    return head
+
+
+def study(kind: str, corpus, test: list[tuple[str, str | None]], plain, features, cfg, epochs: float,
+          contrasts: list | None = None) -> dict:
+    """One head (with its recipe): its cut per target fitted on cross-fitted unseen-domain lookups, and the
+    figures at each. `contrasts`: the minimal pairs on the action verb (each fold gets those of other domains)."""
+    from cachegate.matcher_train import fitting, simulate
+    contrasts = contrasts or []
     started = time.perf_counter()
     identity = np.eye(len(next(iter(plain.values()))), dtype=np.float32)
     policy = fitting.provisional(identity, cfg)
@@ -142,11 +208,12 @@ def study(kind: str, corpus, test: list[tuple[str, str | None]], plain, features
     texts = sorted(plain)
     for k, fold in enumerate(corpus.folds):
         rows = [r for r in corpus.train if domain_of[r[1]] not in fold]
-        head = train_head(kind, triplets(rows, corpus.qqp_train, plain, cfg.seed), features, cfg, epochs)
+        head = trained(kind, rows, [t for t in contrasts if domain_of[t.group] not in fold], corpus, plain,
+                       features, cfg, epochs)
         parts.append(fitting.fold_lookups(corpus, fold, k, plain, identity, cfg,
                                           tuned_vectors(head, features, texts)))
     unseen = simulate.pooled("unseen", parts)
-    head = train_head(kind, triplets(corpus.train, corpus.qqp_train, plain, cfg.seed), features, cfg, epochs)
+    head = trained(kind, corpus.train, contrasts, corpus, plain, features, cfg, epochs)
     carried = tuned_vectors(head, features, texts)
     quora = simulate.pairs("quora", policy, corpus.qqp_held, plain, carried)
     general = simulate.pair_cache("general", policy, corpus.qqp_held, plain, cfg.top_k, carried)
@@ -193,11 +260,14 @@ def plot(results: list[dict], path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from cachegate.matcher_train import actions
     from cachegate.matcher_train import data as corpus_data
     from cachegate.matcher_train.command import PlainVectors
     from cachegate.matcher_train.settings import TrainSettings
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--heads", default="linear,mlp,rich,lowrank16,lowrank64")
+    p.add_argument("--heads", default="linear,mlp,rich,lowrank16,lowrank64",
+                   help="head kinds, each with an optional recipe: linear@scale30, linear@symmetric, linear@remine, "
+                        "linear@epochs10, linear@batch512, linear@lr0.002 (joined with +)")
     p.add_argument("--data", default=str(corpus_data.DEFAULT_DATA))
     p.add_argument("--epochs", type=float, default=TrainSettings.projection_epochs)
     p.add_argument("--quick", action="store_true", help="the CI slice of `train matcher --quick`")
@@ -213,11 +283,16 @@ def main(argv: list[str] | None = None) -> int:
     intents = set(corpus.domain_of())
     test = [(t.strip(), i) for t, i in clinc["test"] if i in intents]
     test += [(t.strip(), None) for t, _ in clinc["oos_test"]][: len(test) // 4 or 1]
-    texts = sorted(set(corpus.texts()) | {t for t, _ in test})
+    contrasts = actions.minimal_pairs(corpus.train, cfg.seed)
+    texts = sorted(set(corpus.texts()) | {t for t, _ in test} | set(actions.texts(contrasts)))
     plain = PlainVectors(args.embedding_cache)(texts)
     heads = [h.strip() for h in args.heads.split(",") if h.strip()]
-    rich = rich_features(texts) if "rich" in heads else None
-    results = [study(h, corpus, test, plain, rich if h == "rich" else plain, cfg, args.epochs) for h in heads]
+    rich = rich_features(texts) if any(Recipe.parse(h)[0] == "rich" for h in heads) else None
+    results = []
+    for n, h in enumerate(heads, 1):
+        results.append(study(h, corpus, test, plain, rich if Recipe.parse(h)[0] == "rich" else plain, cfg,
+                             args.epochs, contrasts))
+        print(f"[{n}/{len(heads)}] {h}: {results[-1]['seconds']} s", flush=True)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "matcher_heads.json").write_text(json.dumps(results, indent=1) + "\n")

@@ -26,7 +26,8 @@ def test_every_head_starts_as_the_plain_vector(kind, d_in):
     np.testing.assert_allclose(out, x[:, :384], atol=1e-6)
 
 
-def test_training_pulls_paraphrases_together_and_pushes_the_hard_negative_away():
+@pytest.mark.parametrize("symmetric", [False, True])
+def test_training_pulls_paraphrases_together_and_pushes_the_hard_negative_away(symmetric):
     rng = np.random.default_rng(1)
     base = unit(rng.normal(size=(8, 384)))
     features, rows = {}, []
@@ -42,7 +43,7 @@ def test_training_pulls_paraphrases_together_and_pushes_the_hard_negative_away()
         return np.mean([vectors[f"a{k}"] @ vectors[f"p{k}"] - vectors[f"a{k}"] @ vectors[f"n{k}"] for k in range(8)])
     before = gap(features)
     assert before < 0             # plain cosine prefers the hard negative
-    head = train_head("linear", rows * 8, features, cfg, epochs=20)
+    head = train_head("linear", rows * 8, features, cfg, epochs=20, symmetric=symmetric)
     assert gap(tuned_vectors(head, features, sorted(features))) > before + 0.3
 
 
@@ -77,3 +78,25 @@ def test_the_report_has_a_row_per_head_and_target_and_draws_them(tmp_path):
     assert "| mlp | 0.02 | 35.0%, 1.70% | 1.0% | 57.0%, 1.50% | 47.0%, 2.00% |" in text
     plot(results, tmp_path / "heads.png")
     assert (tmp_path / "heads.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_recipe_names_how_the_head_is_trained():
+    from loadtests.matcher_heads import Recipe
+    assert Recipe.parse("mlp") == ("mlp", Recipe())
+    kind, recipe = Recipe.parse("linear@scale30+symmetric+batch512+lr0.002")
+    assert kind == "linear" and recipe.scale == 30.0 and recipe.symmetric and not recipe.remine
+    cfg = recipe.applied(TrainSettings())
+    assert cfg.projection_batch == 512 and cfg.projection_lr == 0.002 and cfg.projection_epochs == 5.0
+    with pytest.raises(SystemExit):
+        Recipe.parse("linear@warp9")
+
+
+def test_remined_negatives_are_the_trained_heads_nearest_other_intent():
+    from loadtests.matcher_heads import remined
+    e = np.eye(4, dtype=np.float32)
+    features = {"a": e[0], "a2": unit(e[0] + 0.1 * e[3]), "b": unit(e[0] + e[1]), "c": unit(e[2] + 0.2 * e[0])}
+    rows = [("a", "one"), ("a2", "one"), ("b", "two"), ("c", "three")]
+    head = head_module("linear", 4, dim=4)
+    found = {t.anchor: t for t in remined(head, rows, features, features, TrainSettings())}
+    assert set(found) == {"a", "a2"}                        # only intents with a paraphrase get a triplet
+    assert found["a"].positive == "a2" and found["a"].negative in {"b", "c"} and found["a"].group == "one"
