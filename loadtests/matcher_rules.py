@@ -1,0 +1,337 @@
+"""`python -m loadtests.matcher_rules [--quick] [--embedding-cache DIR]`: decision rules over the matcher's
+cross-fitted lookups, each judged on domains its cut never saw.
+
+`cachegate train matcher` fits one cut (a tuned cosine and a margin) on the pooled lookups of five folds of CLINC
+domains, each replayed through a projection trained without them. Whether a rule's cut *carries* to a new domain
+is what matters, so here every rule is fitted on four folds and judged on the fifth (leave one fold out), on the
+fold's val lookups (with its share of out-of-scope questions) and on its CLINC `test` questions; then fitted on
+all five and judged on CLINC `test` with `oos_test` through the shipped projection, as `cachegate eval semantic`
+does. Rules (each serves the same words, and decides lookups that retrieved another answer; lone lookups miss):
+- `cosine+margin`: the shipped rule, the grid of `cachegate.matcher_train.fitting`;
+- `backed`: that cut, or a looser one when at least S other retrieved entries share the best entry's answer (a
+  cache with several questions per answer: intents, a curated library's example questions);
+- `logistic`: a logistic regression on (tuned cosine, margin, support), its floor fitted on out-of-fold scores;
+- `logistic-plain`: the same on (tuned cosine, margin, plain cosine, plain margin): no support, as a cache of one
+  question per answer (generated answers) would see it.
+Prints a table, writes JSON and a PNG.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+FEATURES = ("tuned", "margin", "plain", "plain_margin", "support")
+SUPPORTS = (1, 2, 3, 4)
+BACKED_MARGINS = np.round(np.arange(-0.10, 0.30, 0.01), 2)
+
+
+@dataclass(frozen=True)
+class Looked:
+    """Per lookup: the evidence of its best servable candidate (`FEATURES`) and how the cut reads it."""
+    x: np.ndarray            # (n, len(FEATURES))
+    rivalled: np.ndarray     # another answer retrieved
+    always: np.ndarray       # the same words
+    wording: np.ndarray      # the same wording (the cosine alone decides)
+    right: np.ndarray
+    relevant: np.ndarray     # a right answer is cached (else out of scope)
+
+    def __len__(self) -> int:
+        return len(self.right)
+
+    def col(self, name: str) -> np.ndarray:
+        return self.x[:, FEATURES.index(name)]
+
+
+def joined(parts: list[Looked]) -> Looked:
+    return Looked(*(np.concatenate([getattr(p, f) for p in parts]) for f in Looked.__dataclass_fields__))
+
+
+def evidence_features(tuned: np.ndarray, plain: np.ndarray, answers: list[str], best: int) -> list[float]:
+    """The best servable candidate's features: its tuned cosine and margin over the closest other answer (by tuned
+    cosine), the same two by plain cosine, and how many other retrieved entries share its answer."""
+    other = [k for k, a in enumerate(answers) if a != answers[best]]
+    rival = max((tuned[k] for k in other), default=0.0)
+    plain_rival = max((plain[k] for k in other), default=0.0)
+    support = sum(1 for k, a in enumerate(answers) if a == answers[best] and k != best)
+    return [float(tuned[best]), float(tuned[best] - rival), float(plain[best]), float(plain[best] - plain_rival),
+            float(support)]
+
+
+def replay(policy, cache: list[tuple[str, str]], asked: list[tuple[str, str | None]], vectors, top_k: int) -> Looked:
+    """Each question looked up as `cachegate.matcher_train.simulate.replay` does (plain top-k, the policy's
+    evidence and vetoes), keeping the features of its best servable candidate."""
+    from policies.thresholds import Candidate
+    stored = np.stack([vectors[t] for t, _ in cache])
+    rows: dict[str, list] = {k: [] for k in Looked.__dataclass_fields__}
+    for start in range(0, len(asked), 1024):
+        block = asked[start: start + 1024]
+        sims = np.stack([vectors[t] for t, _ in block]) @ stored.T
+        for (text, answer), row, cols in zip(block, sims, np.argsort(-sims, axis=1)[:, :top_k + 1]):
+            cols = [c for c in cols if row[c] >= policy.min_cosine - 0.1 and cache[c][0] != text][:top_k]
+            found = [Candidate(text, cache[c][0], float(row[c]), query_vector=vectors[text],
+                               entry_vector=vectors[cache[c][0]]) for c in cols]
+            answers = [cache[c][1] for c in cols]
+            tuned = policy.tuned_cosines(found)
+            evidence, kind, _ = policy.evidence(found, answers, tuned)
+            rows["relevant"].append(answer is not None)
+            if evidence is None:
+                rows["x"].append([-1.0, -2.0, -1.0, -2.0, 0.0])
+                for k in ("rivalled", "always", "wording", "right"):
+                    rows[k].append(False)
+                continue
+            rows["x"].append(evidence_features(tuned, row[cols], answers, evidence.index))
+            rows["rivalled"].append(evidence.rival is not None)
+            rows["always"].append(kind == "same words")
+            rows["wording"].append(kind == "same wording")
+            rows["right"].append(answer is not None and answers[evidence.index] == answer)
+    return Looked(np.array(rows["x"], np.float32).reshape(-1, len(FEATURES)),
+                  *(np.array(rows[k], bool) for k in ("rivalled", "always", "wording", "right", "relevant")))
+
+
+def within(served: np.ndarray, looked: Looked, target: float) -> bool:
+    n = int(served.sum())
+    return n > 0 and (served & ~looked.right).sum() <= target * n
+
+
+class CosineMargin:
+    """The shipped rule: the tuned cosine at least c and the margin at least m (the same wording: the cosine alone)."""
+    name = "cosine+margin"
+
+    def fit(self, looked: Looked, target: float):
+        from cachegate.matcher_train.fitting import COSINES, MARGINS
+        best, most = (1.01, 1.01), 0
+        for c in COSINES:
+            for m in MARGINS:
+                served = CosineMargin.served(looked, (c, m))
+                if served.sum() > most and within(served, looked, target):
+                    best, most = (float(c), float(m)), int(served.sum())
+        return best
+
+    @staticmethod
+    def served(looked: Looked, cut) -> np.ndarray:
+        c, m = cut
+        above = looked.col("tuned") >= c
+        return looked.always | (looked.rivalled & above & ((looked.col("margin") >= m) | looked.wording))
+
+
+class Backed(CosineMargin):
+    """The shipped cut, or a looser (cosine, margin) where at least S other retrieved entries share the answer; the
+    looser cut must also keep out-of-scope lookups served within the target."""
+    name = "backed"
+
+    def fit(self, looked: Looked, target: float):
+        from cachegate.matcher_train.fitting import COSINES
+        base = super().fit(looked, target)
+        best = (base, 1.01, 1.01, 99)
+        most = int(CosineMargin.served(looked, base).sum())
+        outside = ~looked.relevant
+        for s in SUPPORTS:
+            for c in COSINES[::2]:
+                for m in BACKED_MARGINS:
+                    served = self.served(looked, (base, float(c), float(m), s))
+                    if served.sum() > most and within(served, looked, target) and \
+                            (served & outside).sum() <= target * max(int(outside.sum()), 1):
+                        best, most = (base, float(c), float(m), s), int(served.sum())
+        return best
+
+    def served(self, looked: Looked, cut) -> np.ndarray:
+        base, c, m, s = cut
+        backed = looked.rivalled & (looked.col("support") >= s) & (looked.col("tuned") >= c) & \
+            (looked.col("margin") >= m)
+        return CosineMargin.served(looked, base) | backed
+
+
+class Logistic:
+    """P(right) from a logistic regression on some features; the floor is fitted on out-of-fold scores (each fold's
+    lookups scored by a model fitted on the others), then the model is refitted on all of them."""
+
+    def __init__(self, name: str, features: tuple[str, ...], folds: int = 4) -> None:
+        self.name, self.features, self.folds = name, features, folds
+
+    def model(self, looked: Looked):
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+        rows = looked.rivalled & ~looked.always
+        return make_pipeline(StandardScaler(), LogisticRegression(max_iter=3000)).fit(
+            self.matrix(looked)[rows], looked.right[rows])
+
+    def matrix(self, looked: Looked) -> np.ndarray:
+        return looked.x[:, [FEATURES.index(f) for f in self.features]]
+
+    def score(self, model, looked: Looked) -> np.ndarray:
+        return model.predict_proba(self.matrix(looked))[:, 1] if len(looked) else np.zeros(0)
+
+    def fit_parts(self, parts: list[Looked], target: float):
+        """(model, floor); with one part there is nothing to score it out of fold and the floor is in-sample."""
+        everything = joined(parts)
+        model = self.model(everything)
+        scores = np.concatenate([self.score(self.model(joined(parts[:k] + parts[k + 1:])), p)
+                                 for k, p in enumerate(parts)]) if len(parts) > 1 else self.score(model, everything)
+        return model, self.floor(everything, scores, target)
+
+    def floor(self, looked: Looked, scores: np.ndarray, target: float) -> float:
+        best, most = 2.0, 0
+        candidates = np.unique(np.round(scores[looked.rivalled], 4))
+        for f in candidates[:: max(1, len(candidates) // 1000)]:
+            served = looked.always | (looked.rivalled & (scores >= f))
+            if served.sum() > most and within(served, looked, target):
+                best, most = float(f), int(served.sum())
+        return best
+
+    def served_by(self, fitted, looked: Looked) -> np.ndarray:
+        model, floor = fitted
+        return looked.always | (looked.rivalled & (self.score(model, looked) >= floor))
+
+
+def fit_rule(rule, parts: list[Looked], target: float):
+    return rule.fit_parts(parts, target) if isinstance(rule, Logistic) else rule.fit(joined(parts), target)
+
+
+def served_by(rule, fitted, looked: Looked) -> np.ndarray:
+    return rule.served_by(fitted, looked) if isinstance(rule, Logistic) else rule.served(looked, fitted)
+
+
+def figures(looked: Looked, served: np.ndarray) -> dict:
+    n = int(served.sum())
+    wrong = int((served & ~looked.right).sum())
+    outside = ~looked.relevant
+    return {"lookups": len(looked), "served": n, "wrong": wrong, "served_rate": round(n / max(len(looked), 1), 4),
+            "false_hit_rate": round(wrong / n, 4) if n else 0.0,
+            "out_of_scope_served": round(float(served[outside].mean()), 4) if outside.any() else None}
+
+
+def judged(rule, folds: list[Looked], held_tests: list[Looked], test: Looked | None, target: float) -> dict:
+    """Leave one fold out (val lookups, and the fold's CLINC test questions), then all folds -> the shipped test."""
+    val, unseen = [], []
+    for k in range(len(folds)):
+        fitted = fit_rule(rule, folds[:k] + folds[k + 1:], target)
+        val.append(served_by(rule, fitted, folds[k]))
+        unseen.append(served_by(rule, fitted, held_tests[k]))
+    out = {"rule": rule.name,
+           "unseen_val": figures(joined(folds), np.concatenate(val)),
+           "unseen_test": figures(joined(held_tests), np.concatenate(unseen)),
+           "per_fold_val": [figures(f, s) for f, s in zip(folds, val)]}
+    if test is not None:
+        fitted = fit_rule(rule, folds, target)
+        out["test_with_oos"] = figures(test, served_by(rule, fitted, test))
+        out["fitted"] = repr(fitted) if not isinstance(rule, Logistic) else f"floor {fitted[1]:.4f}"
+    return out
+
+
+RULES = (CosineMargin(), Backed(), Logistic("logistic", ("tuned", "margin", "support")),
+         Logistic("logistic-plain", ("tuned", "margin", "plain", "plain_margin")))
+
+
+def table(results: list[dict]) -> str:
+    lines = ["| rule | unseen val (left-out fold): served, wrong, oos served | unseen test | CLINC test + oos |",
+             "|---|---|---|---|"]
+
+    def cell(f: dict | None) -> str:
+        if f is None:
+            return ""
+        oos = f" (oos {f['out_of_scope_served']:.1%})" if f["out_of_scope_served"] is not None else ""
+        return f"{f['served_rate']:.1%}, {f['false_hit_rate']:.2%}{oos}"
+    for r in results:
+        lines.append(f"| {r['rule']} | {cell(r['unseen_val'])} | {cell(r['unseen_test'])} | "
+                     f"{cell(r.get('test_with_oos'))} |")
+    return "\n".join(lines)
+
+
+def plot(results: list[dict], path: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    sets = [("unseen_val", "unseen val (left-out fold)"), ("unseen_test", "unseen test"),
+            ("test_with_oos", "CLINC test + oos")]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for (key, label), marker in zip(sets, "osD"):
+        for r, colour in zip(results, ("tab:blue", "tab:orange", "tab:green", "tab:red")):
+            if key in r:
+                ax.scatter(100 * r[key]["false_hit_rate"], 100 * r[key]["served_rate"], marker=marker, color=colour,
+                           label=f"{r['rule']}: {label}")
+    ax.axvline(2.0, color="grey", linestyle=":")
+    ax.set_xlabel("wrong, % of served")
+    ax.set_ylabel("served, % of lookups")
+    ax.set_title("decision rules fitted at 2%, judged where they were not fitted")
+    ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def lookups(corpus, cfg, vectors, contrasts, train_rows, test_rows) -> tuple[list[Looked], list[Looked], Looked]:
+    """Per fold: its val + out-of-scope lookups and its CLINC test questions through a projection trained without
+    it; CLINC test with oos_test through a projection trained on every domain."""
+    import tempfile
+
+    from tqdm import tqdm
+
+    from cachegate.matcher_train import fitting, simulate
+    from cachegate.matcher_train.pairs import triplets
+    from cachegate.matcher_train.retrieval import train_projection
+    domain_of = corpus.domain_of()
+    from cachegate.evaluation.intents import warm_set
+    cache = simulate.warm(corpus.train, cfg.per_intent, cfg.seed)
+    folds, held = [], []
+    with tempfile.TemporaryDirectory() as scratch:
+        for k, fold in enumerate(tqdm(corpus.folds, desc="folds", unit="fold")):
+            rows = [r for r in corpus.train if domain_of[r[1]] not in fold]
+            mine = [t for t in contrasts if domain_of[t.group] not in fold]
+            policy = fitting.provisional(train_projection(triplets(rows, corpus.qqp_train, vectors, cfg.seed) + mine,
+                                                          vectors, cfg, scratch), cfg)
+            asked = [(t, i) for t, i in corpus.val if domain_of[i] in fold]
+            asked += [(t, None) for t in corpus.out_of_scope[k:: len(corpus.folds)]]
+            folds.append(replay(policy, cache, asked, vectors, cfg.top_k))
+            held.append(replay(policy, cache, [(t, i) for t, i in test_rows if domain_of.get(i) in fold], vectors,
+                               cfg.top_k))
+        policy = fitting.provisional(train_projection(triplets(corpus.train, corpus.qqp_train, vectors, cfg.seed)
+                                                      + contrasts, vectors, cfg, scratch), cfg)
+    # as `cachegate eval semantic --intents` warms its tier: K per intent of the set's own train split
+    return folds, held, replay(policy, warm_set(train_rows, cfg.per_intent, cfg.seed), test_rows, vectors, cfg.top_k)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from cachegate.matcher_train import actions
+    from cachegate.matcher_train import data as corpus_data
+    from cachegate.matcher_train.command import PlainVectors
+    from cachegate.matcher_train.settings import TrainSettings, quick
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--data", default=str(corpus_data.DEFAULT_DATA))
+    p.add_argument("--quick", action="store_true", help="a slice of the data, one epoch: the pipeline, not figures")
+    p.add_argument("--target", type=float, default=0.02)
+    p.add_argument("--embedding-cache", help="folder to memoise plain embeddings in")
+    p.add_argument("--out", default="loadtests/out/matcher_rules")
+    args = p.parse_args(argv)
+    import torch
+    torch.set_num_threads(2)
+    started = time.perf_counter()
+    cfg = quick(TrainSettings()) if args.quick else TrainSettings()
+    corpus = corpus_data.load_corpus(Path(args.data), corpus_data.QUICK if args.quick else corpus_data.FULL, [],
+                                     cfg.seed)
+    clinc = json.loads((Path(args.data) / "intents" / "clinc150.json").read_text())
+    intents = {i for _, i in corpus.train}
+    test_rows = [(t, i) for t, i in clinc["test"] if i in intents] + [(t, None) for t, _ in clinc["oos_test"]]
+    test_rows = test_rows[:: 20] if args.quick else test_rows
+    contrasts = actions.minimal_pairs(corpus.train, cfg.seed)
+    vectors = PlainVectors(args.embedding_cache)(corpus.texts() + actions.texts(contrasts) +
+                                                 [t for t, _ in test_rows] + [t for t, _ in clinc["train"]])
+    train_rows = [(t, i) for t, i in clinc["train"] if i in intents]
+    folds, held, test = lookups(corpus, cfg, vectors, contrasts, train_rows, test_rows)
+    results = [judged(rule, folds, held, test, args.target) for rule in RULES]
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    report = {"target": args.target, "quick": args.quick, "seconds": round(time.perf_counter() - started, 1),
+              "results": results}
+    (out / "matcher_rules.json").write_text(json.dumps(report, indent=1) + "\n")
+    plot(results, out / "matcher_rules.png")
+    print(table(results))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
