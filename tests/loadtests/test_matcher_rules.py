@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from cachegate.matcher_train import fitting
+from cachegate.matcher_train.data import DEFAULT_DATA
 from cachegate.matcher_train.settings import TrainSettings
 from loadtests.matcher_rules import (
     FEATURES,
@@ -102,6 +103,7 @@ def test_the_report_has_a_row_per_rule_and_draws_them(tmp_path):
     assert (tmp_path / "rules.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.skipif(not (DEFAULT_DATA / "intents" / "clinc150.json").exists(), reason="needs ../shared/data")
 def test_the_quick_study_runs_end_to_end_and_judges_every_rule(tmp_path):
     import json
 
