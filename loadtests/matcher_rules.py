@@ -7,7 +7,8 @@ is what matters, so here every rule is fitted on four folds and judged on the fi
 fold's val lookups (with its share of out-of-scope questions) and on its CLINC `test` questions; then fitted on
 all five and judged on CLINC `test` with `oos_test` through the shipped projection, as `cachegate eval semantic`
 does. Rules (each serves the same words, and decides lookups that retrieved another answer; lone lookups miss):
-- `cosine+margin`: the shipped rule, the grid of `cachegate.matcher_train.fitting`;
+- `cosine+margin`: the shipped rule, the grid of `cachegate.matcher_train.fitting`; `@0.75`, `@0.9`: its false-hit
+  rate held at a one-sided Wilson bound of that confidence instead of the point estimate;
 - `backed`: that cut, or a looser one when at least S other retrieved entries share the best entry's answer (a
   cache with several questions per answer: intents, a curated library's example questions);
 - `logistic`: a logistic regression on (tuned cosine, margin, support), its floor fitted on out-of-fold scores;
@@ -93,14 +94,22 @@ def replay(policy, cache: list[tuple[str, str]], asked: list[tuple[str, str | No
                   *(np.array(rows[k], bool) for k in ("rivalled", "always", "wording", "right", "relevant")))
 
 
-def within(served: np.ndarray, looked: Looked, target: float) -> bool:
+def within(served: np.ndarray, looked: Looked, target: float, z: float = 0.0) -> bool:
+    """The served lookups' false-hit rate holds the target (at a Wilson upper bound for z > 0)."""
+    from policies.calibration import wilson_upper
     n = int(served.sum())
-    return n > 0 and (served & ~looked.right).sum() <= target * n
+    return n > 0 and wilson_upper(np.array([(served & ~looked.right).sum()]), np.array([n]), z)[0] <= target
 
 
 class CosineMargin:
-    """The shipped rule: the tuned cosine at least c and the margin at least m (the same wording: the cosine alone)."""
-    name = "cosine+margin"
+    """The shipped rule: the tuned cosine at least c and the margin at least m (the same wording: the cosine alone),
+    its false-hit rate held at the point estimate or, with `confidence` above 0.5, at a Wilson bound (`--confidence`
+    of `cachegate train matcher`)."""
+
+    def __init__(self, confidence: float = 0.5) -> None:
+        from policies.calibration import z_for
+        self.z = z_for(confidence)
+        self.name = "cosine+margin" + (f"@{confidence:g}" if confidence > 0.5 else "")
 
     def fit(self, looked: Looked, target: float):
         from cachegate.matcher_train.fitting import COSINES, MARGINS
@@ -108,7 +117,7 @@ class CosineMargin:
         for c in COSINES:
             for m in MARGINS:
                 served = CosineMargin.served(looked, (c, m))
-                if served.sum() > most and within(served, looked, target):
+                if served.sum() > most and within(served, looked, target, self.z):
                     best, most = (float(c), float(m)), int(served.sum())
         return best
 
@@ -122,7 +131,10 @@ class CosineMargin:
 class Backed(CosineMargin):
     """The shipped cut, or a looser (cosine, margin) where at least S other retrieved entries share the answer; the
     looser cut must also keep out-of-scope lookups served within the target."""
-    name = "backed"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.name = "backed"
 
     def fit(self, looked: Looked, target: float):
         from cachegate.matcher_train.fitting import COSINES
@@ -224,7 +236,7 @@ def judged(rule, folds: list[Looked], held_tests: list[Looked], test: Looked | N
     return out
 
 
-RULES = (CosineMargin(), Backed(), Logistic("logistic", ("tuned", "margin", "support")),
+RULES = (CosineMargin(), CosineMargin(0.75), CosineMargin(0.9), Backed(), Logistic("logistic", ("tuned", "margin", "support")),
          Logistic("logistic-plain", ("tuned", "margin", "plain", "plain_margin")))
 
 
@@ -251,7 +263,7 @@ def plot(results: list[dict], path: Path) -> None:
             ("test_with_oos", "CLINC test + oos")]
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for (key, label), marker in zip(sets, "osD"):
-        for r, colour in zip(results, ("tab:blue", "tab:orange", "tab:green", "tab:red")):
+        for r, colour in zip(results, ("tab:blue", "tab:cyan", "tab:purple", "tab:orange", "tab:green", "tab:red")):
             if key in r:
                 ax.scatter(100 * r[key]["false_hit_rate"], 100 * r[key]["served_rate"], marker=marker, color=colour,
                            label=f"{r['rule']}: {label}")

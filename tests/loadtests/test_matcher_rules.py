@@ -62,6 +62,16 @@ def test_the_shipped_rule_serves_the_most_within_the_target_where_it_is_fitted()
     assert served.sum() == 60 and not (served & ~data.right).any()
 
 
+
+def test_a_wilson_bound_makes_the_fitted_cut_no_looser_than_the_point_estimate():
+    rows = [(0.9, 0.3, 0, True)] * 100 + [(0.85, 0.2, 0, True)] * 58 + [(0.85, 0.2, 0, False)] * 1 \
+        + [(0.8, 0.1, 0, True)] * 50 + [(0.8, 0.1, 0, False)] * 2
+    data = looked(rows)
+    point, bounded = CosineMargin(), CosineMargin(0.9)
+    assert bounded.name == "cosine+margin@0.9"
+    assert CosineMargin.served(data, point.fit(data, 0.02)).sum() == 211        # 3 wrong of 211: 1.4%
+    assert CosineMargin.served(data, bounded.fit(data, 0.02)).sum() == 100      # 1 of 159: bound 2.1%
+
 def test_backed_loosens_only_where_other_entries_share_the_answer_and_out_of_scope_stays_out():
     rows = [(0.9, 0.2, 0, True)] * 60 + [(0.8, 0.05, 0, False)] * 10 + [(0.8, 0.05, 3, True)] * 150
     cut = Backed().fit(looked(rows), 0.02)
