@@ -5,8 +5,8 @@ cross-fitted lookups, each judged on domains its cut never saw.
 domains, each replayed through a projection trained without them. Whether a rule's cut *carries* to a new domain
 is what matters, so here every rule is fitted on four folds and judged on the fifth (leave one fold out), on the
 fold's val lookups (with its share of out-of-scope questions) and on its CLINC `test` questions; then fitted on
-all five and judged on CLINC `test` with `oos_test` through the shipped projection, as `cachegate eval semantic`
-does. Rules (each serves the same words, and decides lookups that retrieved another answer; lone lookups miss):
+all five and judged on CLINC `test` with `oos_test` through a projection trained on every domain (the shipped
+recipe, retrained here), its tier warmed as `cachegate eval semantic` warms it. Rules (each serves the same words, and decides lookups that retrieved another answer; lone lookups miss):
 - `cosine+margin`: the shipped rule, the grid of `cachegate.matcher_train.fitting`; `@0.75`, `@0.9`: its false-hit
   rate held at a one-sided Wilson bound of that confidence instead of the point estimate;
 - `backed`: that cut, or a looser one when at least S other retrieved entries share the best entry's answer (a
