@@ -64,32 +64,23 @@ def evidence_features(tuned: np.ndarray, plain: np.ndarray, answers: list[str], 
 
 
 def replay(policy, cache: list[tuple[str, str]], asked: list[tuple[str, str | None]], vectors, top_k: int) -> Looked:
-    """Each question looked up as `cachegate.matcher_train.simulate.replay` does (plain top-k, the policy's
-    evidence and vetoes), keeping the features of its best servable candidate."""
-    from policies.thresholds import Candidate
-    stored = np.stack([vectors[t] for t, _ in cache])
+    """Each question looked up as the tier does (`simulate.looked_up`: plain top-k, the policy's evidence and
+    vetoes), keeping the features of its best servable candidate."""
+    from cachegate.matcher_train.simulate import looked_up
     rows: dict[str, list] = {k: [] for k in Looked.__dataclass_fields__}
-    for start in range(0, len(asked), 1024):
-        block = asked[start: start + 1024]
-        sims = np.stack([vectors[t] for t, _ in block]) @ stored.T
-        for (text, answer), row, cols in zip(block, sims, np.argsort(-sims, axis=1)[:, :top_k + 1]):
-            cols = [c for c in cols if row[c] >= policy.min_cosine - 0.1 and cache[c][0] != text][:top_k]
-            found = [Candidate(text, cache[c][0], float(row[c]), query_vector=vectors[text],
-                               entry_vector=vectors[cache[c][0]]) for c in cols]
-            answers = [cache[c][1] for c in cols]
-            tuned = policy.tuned_cosines(found)
-            evidence, kind, _ = policy.evidence(found, answers, tuned)
-            rows["relevant"].append(answer is not None)
-            if evidence is None:
-                rows["x"].append([-1.0, -2.0, -1.0, -2.0, 0.0])
-                for k in ("rivalled", "always", "wording", "right"):
-                    rows[k].append(False)
-                continue
-            rows["x"].append(evidence_features(tuned, row[cols], answers, evidence.index))
-            rows["rivalled"].append(evidence.rival is not None)
-            rows["always"].append(kind == "same words")
-            rows["wording"].append(kind == "same wording")
-            rows["right"].append(answer is not None and answers[evidence.index] == answer)
+    for one in looked_up(policy, cache, asked, vectors, top_k):
+        rows["relevant"].append(one.answer is not None)
+        if one.evidence is None:
+            rows["x"].append([-1.0, -2.0, -1.0, -2.0, 0.0])
+            for k in ("rivalled", "always", "wording", "right"):
+                rows[k].append(False)
+            continue
+        best = one.evidence.index
+        rows["x"].append(evidence_features(one.tuned, one.plain, one.answers, best))
+        rows["rivalled"].append(one.evidence.rival is not None)
+        rows["always"].append(one.kind == "same words")
+        rows["wording"].append(one.kind == "same wording")
+        rows["right"].append(one.answer is not None and one.answers[best] == one.answer)
     return Looked(np.array(rows["x"], np.float32).reshape(-1, len(FEATURES)),
                   *(np.array(rows[k], bool) for k in ("rivalled", "always", "wording", "right", "relevant")))
 
@@ -162,8 +153,8 @@ class Logistic:
     """P(right) from a logistic regression on some features; the floor is fitted on out-of-fold scores (each fold's
     lookups scored by a model fitted on the others), then the model is refitted on all of them."""
 
-    def __init__(self, name: str, features: tuple[str, ...], folds: int = 4) -> None:
-        self.name, self.features, self.folds = name, features, folds
+    def __init__(self, name: str, features: tuple[str, ...]) -> None:
+        self.name, self.features = name, features
 
     def model(self, looked: Looked):
         from sklearn.linear_model import LogisticRegression
@@ -274,6 +265,7 @@ def plot(results: list[dict], path: Path) -> None:
     ax.legend(fontsize=6)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def lookups(corpus, cfg, vectors, contrasts, train_rows, test_rows) -> tuple[list[Looked], list[Looked], Looked]:
@@ -283,11 +275,11 @@ def lookups(corpus, cfg, vectors, contrasts, train_rows, test_rows) -> tuple[lis
 
     from tqdm import tqdm
 
+    from cachegate.evaluation.intents import warm_set
     from cachegate.matcher_train import fitting, simulate
     from cachegate.matcher_train.pairs import triplets
     from cachegate.matcher_train.retrieval import train_projection
     domain_of = corpus.domain_of()
-    from cachegate.evaluation.intents import warm_set
     cache = simulate.warm(corpus.train, cfg.per_intent, cfg.seed)
     folds, held = [], []
     with tempfile.TemporaryDirectory() as scratch:
@@ -296,9 +288,7 @@ def lookups(corpus, cfg, vectors, contrasts, train_rows, test_rows) -> tuple[lis
             mine = [t for t in contrasts if domain_of[t.group] not in fold]
             policy = fitting.provisional(train_projection(triplets(rows, corpus.qqp_train, vectors, cfg.seed) + mine,
                                                           vectors, cfg, scratch), cfg)
-            asked = [(t, i) for t, i in corpus.val if domain_of[i] in fold]
-            asked += [(t, None) for t in corpus.out_of_scope[k:: len(corpus.folds)]]
-            folds.append(replay(policy, cache, asked, vectors, cfg.top_k))
+            folds.append(replay(policy, cache, fitting.fold_questions(corpus, fold, k), vectors, cfg.top_k))
             held.append(replay(policy, cache, [(t, i) for t, i in test_rows if domain_of.get(i) in fold], vectors,
                                cfg.top_k))
         policy = fitting.provisional(train_projection(triplets(corpus.train, corpus.qqp_train, vectors, cfg.seed)

@@ -38,11 +38,16 @@ def fold_lookups(corpus: Corpus, fold: list[str], index: int, vectors: dict[str,
                  carried: dict[str, np.ndarray] | None = None) -> simulate.Lookups:
     """The fold's val questions and its share of out-of-scope ones, through a projection trained without it
     (`carried`: another head's vectors, judged with an identity projection; see `simulate.replay`)."""
+    cache = simulate.warm(corpus.train, cfg.per_intent, cfg.seed)
+    return simulate.replay(",".join(fold), provisional(projection, cfg), cache, fold_questions(corpus, fold, index),
+                           vectors, cfg.top_k, carried)
+
+
+def fold_questions(corpus: Corpus, fold: list[str], index: int) -> list[tuple[str, str | None]]:
+    """What a fold looks up: its domains' val questions, and its share (every n-th) of the out-of-scope ones."""
     domain_of = corpus.domain_of()
     asked = [(t, i) for t, i in corpus.val if domain_of[i] in fold]
-    asked += [(t, simulate.NOTHING) for t in corpus.out_of_scope[index:: len(corpus.folds)]]
-    cache = simulate.warm(corpus.train, cfg.per_intent, cfg.seed)
-    return simulate.replay(",".join(fold), provisional(projection, cfg), cache, asked, vectors, cfg.top_k, carried)
+    return asked + [(t, simulate.NOTHING) for t in corpus.out_of_scope[index:: len(corpus.folds)]]
 
 
 def bounded(served: np.ndarray, wrong: np.ndarray, target: float, z: float) -> bool:

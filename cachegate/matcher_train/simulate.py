@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from cachegate.cache.semantic import datasets
-from policies.matcher import Cut, MatcherPolicy
+from policies.matcher import Cut, Evidence, MatcherPolicy
 from policies.thresholds import Candidate
 
 NOTHING = None   # the answer of an out-of-scope lookup: no cached answer is right
@@ -78,15 +78,28 @@ def warm(rows: list[tuple[str, str]], per_intent: int, seed: int) -> list[tuple[
     return [(t, i) for i in sorted(by) for t in rng.sample(by[i], min(per_intent, len(by[i])))]
 
 
-def replay(name: str, policy: MatcherPolicy, cache: list[tuple[str, str]], asked: list[tuple[str, str | None]],
-           vectors: dict[str, np.ndarray], top_k: int, carried: dict[str, np.ndarray] | None = None) -> Lookups:
-    """Each question asked against a cache of (question, answer) entries, decided by the policy's own
-    `evidence` over the candidates the tier would fetch (the plain top-k above the retrieval floor). `carried`:
-    the vectors the candidates hold for the policy's projection instead of the plain ones (another head's output,
-    with an identity projection: `loadtests.matcher_heads`)."""
+@dataclass(frozen=True)
+class Lookup:
+    """One lookup as the tier makes it: the question, its right answer, the candidates fetched, their answers and
+    tuned cosines, and the policy's evidence over them (None when every candidate is vetoed) and its kind."""
+    text: str
+    answer: str | None
+    found: list[Candidate]
+    answers: list[str]
+    tuned: np.ndarray
+    plain: np.ndarray
+    evidence: Evidence | None
+    kind: str
+
+
+def looked_up(policy: MatcherPolicy, cache: list[tuple[str, str]], asked: list[tuple[str, str | None]],
+              vectors: dict[str, np.ndarray], top_k: int, carried: dict[str, np.ndarray] | None = None):
+    """Each question asked against a cache of (question, answer) entries: the candidates the tier would fetch (the
+    plain top-k above the retrieval floor, never the question itself) and the policy's own `evidence` over them.
+    `carried`: the vectors the candidates hold for the policy's projection instead of the plain ones (another
+    head's output, with an identity projection: `loadtests.matcher_heads`)."""
     carried = vectors if carried is None else carried
     plain = np.stack([vectors[t] for t, _ in cache])
-    rows: dict[str, list] = {k: [] for k in FIELDS + ("query", "entry")}
     for start in range(0, len(asked), 1024):
         block = asked[start: start + 1024]
         sims = np.stack([vectors[t] for t, _ in block]) @ plain.T
@@ -95,17 +108,30 @@ def replay(name: str, policy: MatcherPolicy, cache: list[tuple[str, str]], asked
             cols = [c for c in cols if row[c] >= policy.min_cosine - 0.1 and cache[c][0] != text][:top_k]
             found = [Candidate(text, cache[c][0], float(row[c]), query_vector=carried[text],
                                entry_vector=carried[cache[c][0]]) for c in cols]
-            evidence, kind, _ = policy.evidence(found, [cache[c][1] for c in cols])
-            entry = cache[cols[evidence.index]] if evidence is not None else ("", NOTHING)
-            rows["tuned"].append(evidence.tuned_cosine if evidence is not None else -1.0)
-            rows["margin"].append(evidence.margin if evidence is not None else -2.0)
-            rows["rivalled"].append(evidence is not None and evidence.rival is not None)
-            rows["always"].append(kind == "same words")
-            rows["wording"].append(kind == "same wording")
-            rows["right"].append(answer is not NOTHING and entry[1] == answer)
-            rows["relevant"].append(answer is not NOTHING)
-            rows["query"].append(text)
-            rows["entry"].append(entry[0])
+            answers = [cache[c][1] for c in cols]
+            tuned = policy.tuned_cosines(found)
+            evidence, kind, _ = policy.evidence(found, answers, tuned)
+            yield Lookup(text, answer, found, answers, tuned, row[cols], evidence, kind)
+
+
+def replay(name: str, policy: MatcherPolicy, cache: list[tuple[str, str]], asked: list[tuple[str, str | None]],
+           vectors: dict[str, np.ndarray], top_k: int, carried: dict[str, np.ndarray] | None = None) -> Lookups:
+    """Each question asked against a cache of (question, answer) entries, decided by the policy's own
+    `evidence` over the candidates the tier would fetch (`looked_up`)."""
+    rows: dict[str, list] = {k: [] for k in FIELDS + ("query", "entry")}
+    for one in looked_up(policy, cache, asked, vectors, top_k, carried):
+        evidence = one.evidence
+        entry = (one.found[evidence.index].entry_query, one.answers[evidence.index]) if evidence is not None \
+            else ("", NOTHING)
+        rows["tuned"].append(evidence.tuned_cosine if evidence is not None else -1.0)
+        rows["margin"].append(evidence.margin if evidence is not None else -2.0)
+        rows["rivalled"].append(evidence is not None and evidence.rival is not None)
+        rows["always"].append(one.kind == "same words")
+        rows["wording"].append(one.kind == "same wording")
+        rows["right"].append(one.answer is not NOTHING and entry[1] == one.answer)
+        rows["relevant"].append(one.answer is not NOTHING)
+        rows["query"].append(one.text)
+        rows["entry"].append(entry[0])
     return Lookups(name, *(np.array(rows[k]) for k in FIELDS), rows["query"], rows["entry"])
 
 
