@@ -202,14 +202,12 @@ def study(kind: str, corpus, test: list[tuple[str, str | None]], plain, features
     started = time.perf_counter()
     identity = np.eye(len(next(iter(plain.values()))), dtype=np.float32)
     policy = fitting.provisional(identity, cfg)
-    domain_of = corpus.domain_of()
     cache = simulate.warm(corpus.train, cfg.per_intent, cfg.seed)
     parts = []
     texts = sorted(plain)
     for k, fold in enumerate(corpus.folds):
-        rows = [r for r in corpus.train if domain_of[r[1]] not in fold]
-        head = trained(kind, rows, [t for t in contrasts if domain_of[t.group] not in fold], corpus, plain,
-                       features, cfg, epochs)
+        rows, fold_contrasts = corpus.outside(fold, contrasts)
+        head = trained(kind, rows, fold_contrasts, corpus, plain, features, cfg, epochs)
         parts.append(fitting.fold_lookups(corpus, fold, k, plain, identity, cfg,
                                           tuned_vectors(head, features, texts)))
     unseen = simulate.pooled("unseen", parts)

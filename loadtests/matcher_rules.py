@@ -284,8 +284,7 @@ def lookups(corpus, cfg, vectors, contrasts, train_rows, test_rows) -> tuple[lis
     folds, held = [], []
     with tempfile.TemporaryDirectory() as scratch:
         for k, fold in enumerate(tqdm(corpus.folds, desc="folds", unit="fold")):
-            rows = [r for r in corpus.train if domain_of[r[1]] not in fold]
-            mine = [t for t in contrasts if domain_of[t.group] not in fold]
+            rows, mine = corpus.outside(fold, contrasts)
             policy = fitting.provisional(train_projection(triplets(rows, corpus.qqp_train, vectors, cfg.seed) + mine,
                                                           vectors, cfg, scratch), cfg)
             folds.append(replay(policy, cache, fitting.fold_questions(corpus, fold, k), vectors, cfg.top_k))

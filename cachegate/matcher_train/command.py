@@ -87,13 +87,11 @@ def train(cfg: TrainSettings, args: argparse.Namespace, out: Path) -> dict:
     adapting = verified.triplets(labels, cfg.seed)
     seconds["embeddings"] = time.perf_counter() - started
     stages.update()
-    domain_of = corpus.domain_of()
     with tempfile.TemporaryDirectory() as scratch:
         t = time.perf_counter()
         parts = []
         for k, fold in enumerate(corpus.folds):
-            rows = [r for r in corpus.train if domain_of[r[1]] not in fold]
-            fold_contrasts = [t for t in contrasts if domain_of[t.group] not in fold]
+            rows, fold_contrasts = corpus.outside(fold, contrasts)
             fold_projection = train_projection(triplets(rows, corpus.qqp_train, vectors, cfg.seed) + fold_contrasts
                                                + adapting, vectors, cfg, scratch)
             lookups = fitting.fold_lookups(corpus, fold, k, vectors, fold_projection, cfg)

@@ -47,6 +47,13 @@ class Corpus:
     def domain_of(self) -> dict[str, str]:
         return {i: d for d, intents in self.domains.items() for i in intents}
 
+    def outside(self, fold: list[str], contrasts: list = ()) -> tuple[list[tuple[str, str]], list]:
+        """The train rows and the minimal pairs (grouped by intent) of every domain but the fold's: all that a
+        projection cross-fitted for the fold may read."""
+        domain_of = self.domain_of()
+        return ([r for r in self.train if domain_of[r[1]] not in fold],
+                [t for t in contrasts if domain_of[t.group] not in fold])
+
     def texts(self) -> list[str]:
         rows = self.train + self.val
         return sorted({t for t, _ in rows} | set(self.out_of_scope) | {t for p in self.qqp_train + self.qqp_held
