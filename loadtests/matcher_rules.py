@@ -13,7 +13,16 @@ recipe, retrained here), its tier warmed as `cachegate eval semantic` warms it. 
   cache with several questions per answer: intents, a curated library's example questions);
 - `logistic`: a logistic regression on (tuned cosine, margin, support), its floor fitted on out-of-fold scores;
 - `logistic-plain`: the same on (tuned cosine, margin, plain cosine, plain margin): no support, as a cache of one
-  question per answer (generated answers) would see it.
+  question per answer (generated answers) would see it;
+- `radius`: a threshold per entry: the shipped rule, and the question closer to the entry (tuned cosine) than the
+  entry is to its own closest entry of another answer in the cache, by at least d (fitted with the cut); it reads
+  nothing a cache of one question per answer lacks.
+Each left-out fold is also judged on its val questions looked up with their own intent's entries taken out of the
+cache (`absent`): a question whose answer is not cached while its neighbours' are, the lookup a live cache makes
+most often, where every hit is wrong. `--absent-share S` fits every rule on folds where a share S of the lookups
+are such questions (at most 0.5: each in-scope val question once with its answer, once without), the cache a
+customer actually has.
+`--seeds 0,1,2` trains every projection once per seed and averages them (a soup of the seeds).
 Prints a table, writes JSON and a PNG.
 """
 from __future__ import annotations
@@ -26,9 +35,11 @@ from pathlib import Path
 
 import numpy as np
 
-FEATURES = ("tuned", "margin", "plain", "plain_margin", "support")
+FEATURES = ("tuned", "margin", "plain", "plain_margin", "support", "neighbour")
+NOTHING_FOUND = [-1.0, -2.0, -1.0, -2.0, 0.0, 1.0]
 SUPPORTS = (1, 2, 3, 4)
 BACKED_MARGINS = np.round(np.arange(-0.10, 0.30, 0.01), 2)
+RADII = np.round(np.arange(-0.30, 0.31, 0.02), 2)
 
 
 @dataclass(frozen=True)
@@ -63,20 +74,32 @@ def evidence_features(tuned: np.ndarray, plain: np.ndarray, answers: list[str], 
             float(support)]
 
 
+def neighbours(policy, cache: list[tuple[str, str]], vectors) -> dict[str, float]:
+    """Each cached question's tuned cosine to its closest entry of another answer in the cache: how far its answer
+    reaches before another's begins (a store would keep it per entry, updated as entries come and go)."""
+    tuned = np.stack([policy.tuned(vectors[t]) for t, _ in cache])
+    sims = tuned @ tuned.T
+    answers = np.array([a for _, a in cache])
+    sims[answers[:, None] == answers[None, :]] = -1.0
+    return dict(zip((t for t, _ in cache), sims.max(axis=1).tolist()))
+
+
 def replay(policy, cache: list[tuple[str, str]], asked: list[tuple[str, str | None]], vectors, top_k: int) -> Looked:
     """Each question looked up as the tier does (`simulate.looked_up`: plain top-k, the policy's evidence and
     vetoes), keeping the features of its best servable candidate."""
     from cachegate.matcher_train.simulate import looked_up
     rows: dict[str, list] = {k: [] for k in Looked.__dataclass_fields__}
+    reach = neighbours(policy, cache, vectors)
     for one in looked_up(policy, cache, asked, vectors, top_k):
         rows["relevant"].append(one.answer is not None)
         if one.evidence is None:
-            rows["x"].append([-1.0, -2.0, -1.0, -2.0, 0.0])
+            rows["x"].append(NOTHING_FOUND)
             for k in ("rivalled", "always", "wording", "right"):
                 rows[k].append(False)
             continue
         best = one.evidence.index
-        rows["x"].append(evidence_features(one.tuned, one.plain, one.answers, best))
+        rows["x"].append(evidence_features(one.tuned, one.plain, one.answers, best)
+                         + [reach[one.found[best].entry_query]])
         rows["rivalled"].append(one.evidence.rival is not None)
         rows["always"].append(one.kind == "same words")
         rows["wording"].append(one.kind == "same wording")
@@ -114,7 +137,7 @@ class CosineMargin:
 
     @staticmethod
     def served(looked: Looked, cut) -> np.ndarray:
-        c, m = cut
+        c, m = np.float32(cut)      # the features' precision, whether the cut is a grid value or a float
         above = looked.col("tuned") >= c
         return looked.always | (looked.rivalled & above & ((looked.col("margin") >= m) | looked.wording))
 
@@ -143,10 +166,35 @@ class Backed(CosineMargin):
         return best
 
     def served(self, looked: Looked, cut) -> np.ndarray:
-        base, c, m, s = cut
+        base, (c, m), s = cut[0], np.float32(cut[1:3]), cut[3]
         backed = looked.rivalled & (looked.col("support") >= s) & (looked.col("tuned") >= c) & \
             (looked.col("margin") >= m)
         return CosineMargin.served(looked, base) | backed
+
+
+class Radius(CosineMargin):
+    """A threshold per entry: the shipped rule, and the question's tuned cosine to the entry at least the entry's
+    own to its closest other answer in the cache plus d; (cosine, margin, d) fitted together."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.name = "radius"
+
+    def fit(self, looked: Looked, target: float):
+        from cachegate.matcher_train.fitting import COSINES, MARGINS
+        best, most = (1.01, 1.01, 1.0), 0
+        for d in RADII:
+            for c in COSINES[::2]:
+                for m in MARGINS[::2]:
+                    served = self.served(looked, (c, m, d))
+                    if served.sum() > most and within(served, looked, target):
+                        best, most = (float(c), float(m), float(d)), int(served.sum())
+        return best
+
+    def served(self, looked: Looked, cut) -> np.ndarray:
+        c, m, d = np.float32(cut)
+        inside = looked.col("tuned") - looked.col("neighbour") >= d
+        return looked.always | (CosineMargin.served(looked, (c, m)) & inside)
 
 
 class Logistic:
@@ -209,31 +257,46 @@ def figures(looked: Looked, served: np.ndarray) -> dict:
             "out_of_scope_served": round(float(served[outside].mean()), 4) if outside.any() else None}
 
 
-def judged(rule, folds: list[Looked], held_tests: list[Looked], test: Looked | None, target: float) -> dict:
-    """Leave one fold out (val lookups, and the fold's CLINC test questions), then all folds -> the shipped test."""
-    val, unseen = [], []
+def with_absent(fold: Looked, gone: Looked, share: float, seed: int = 0) -> Looked:
+    """The fold's lookups and as many of its absent-answer ones (drawn at random) as make `share` of the two with its
+    in-scope lookups: the lookups of a cache where that share of the questions asked have no answer cached."""
+    n = min(len(gone), round(share / (1 - share) * int(fold.relevant.sum()))) if share > 0 else 0
+    pick = np.random.default_rng(seed).choice(len(gone), size=n, replace=False)
+    return joined([fold, Looked(*(getattr(gone, f)[pick] for f in Looked.__dataclass_fields__))])
+
+
+def judged(rule, folds: list[Looked], held_tests: list[Looked], test: Looked | None, target: float,
+           absent: list[Looked] | None = None, share: float = 0.0) -> dict:
+    """Leave one fold out (val lookups, the fold's CLINC test questions and, given, its `absent` lookups), then all
+    folds -> the shipped test; each fit reads the folds with `share` of absent-answer lookups mixed in."""
+    fitted_on = [with_absent(f, a, share) for f, a in zip(folds, absent)] if absent and share > 0 else folds
+    val, unseen, missing = [], [], []
     for k in range(len(folds)):
-        fitted = fit_rule(rule, folds[:k] + folds[k + 1:], target)
+        fitted = fit_rule(rule, fitted_on[:k] + fitted_on[k + 1:], target)
         val.append(served_by(rule, fitted, folds[k]))
         unseen.append(served_by(rule, fitted, held_tests[k]))
+        missing += [served_by(rule, fitted, absent[k])] if absent else []
     out = {"rule": rule.name,
            "unseen_val": figures(joined(folds), np.concatenate(val)),
            "unseen_test": figures(joined(held_tests), np.concatenate(unseen)),
            "per_fold_val": [figures(f, s) for f, s in zip(folds, val)]}
+    if absent:
+        out["unseen_absent"] = figures(joined(absent), np.concatenate(missing))
     if test is not None:
-        fitted = fit_rule(rule, folds, target)
+        fitted = fit_rule(rule, fitted_on, target)
         out["test_with_oos"] = figures(test, served_by(rule, fitted, test))
         out["fitted"] = repr(fitted) if not isinstance(rule, Logistic) else f"floor {fitted[1]:.4f}"
     return out
 
 
 RULES = (CosineMargin(), CosineMargin(0.75), CosineMargin(0.9), Backed(), Logistic("logistic", ("tuned", "margin", "support")),
-         Logistic("logistic-plain", ("tuned", "margin", "plain", "plain_margin")))
+         Logistic("logistic-plain", ("tuned", "margin", "plain", "plain_margin")), Radius())
 
 
 def table(results: list[dict]) -> str:
-    lines = ["| rule | unseen val (left-out fold): served, wrong, oos served | unseen test | CLINC test + oos |",
-             "|---|---|---|---|"]
+    header = ("| rule | unseen val (left-out fold): served, wrong, oos served | unseen test | CLINC test + oos | "
+              "answer not cached (left-out fold): served |")
+    lines = [header, "|---|---|---|---|---|"]
 
     def cell(f: dict | None) -> str:
         if f is None:
@@ -241,8 +304,9 @@ def table(results: list[dict]) -> str:
         oos = f" (oos {f['out_of_scope_served']:.1%})" if f["out_of_scope_served"] is not None else ""
         return f"{f['served_rate']:.1%}, {f['false_hit_rate']:.2%}{oos}"
     for r in results:
+        absent = f"{r['unseen_absent']['served_rate']:.1%}" if "unseen_absent" in r else ""
         lines.append(f"| {r['rule']} | {cell(r['unseen_val'])} | {cell(r['unseen_test'])} | "
-                     f"{cell(r.get('test_with_oos'))} |")
+                     f"{cell(r.get('test_with_oos'))} | {absent} |")
     return "\n".join(lines)
 
 
@@ -252,25 +316,58 @@ def plot(results: list[dict], path: Path) -> None:
     import matplotlib.pyplot as plt
     sets = [("unseen_val", "unseen val (left-out fold)"), ("unseen_test", "unseen test"),
             ("test_with_oos", "CLINC test + oos")]
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for (key, label), marker in zip(sets, "osD"):
-        for r, colour in zip(results, ("tab:blue", "tab:cyan", "tab:purple", "tab:orange", "tab:green", "tab:red")):
+    colours = ("tab:blue", "tab:cyan", "tab:purple", "tab:orange", "tab:green", "tab:red", "tab:brown")
+    fig, (ax, bars) = plt.subplots(1, 2, figsize=(11, 4.5), gridspec_kw={"width_ratios": [2, 1]})
+    for (key, _), marker in zip(sets, "osD"):
+        for r, colour in zip(results, colours):
             if key in r:
-                ax.scatter(100 * r[key]["false_hit_rate"], 100 * r[key]["served_rate"], marker=marker, color=colour,
-                           label=f"{r['rule']}: {label}")
+                ax.scatter(100 * r[key]["false_hit_rate"], 100 * r[key]["served_rate"], marker=marker, color=colour)
     ax.axvline(2.0, color="grey", linestyle=":")
     ax.set_xlabel("wrong, % of served")
     ax.set_ylabel("served, % of lookups")
-    ax.set_title("decision rules fitted at 2%, judged where they were not fitted")
-    ax.legend(fontsize=6)
+    ax.set_title("decision rules fitted at 2%, judged where they were not fitted", fontsize=10)
+    # colour: the rule (the bars name them); shape: the lookups judged
+    ax.legend(handles=[plt.Line2D([], [], marker=m, color="grey", linestyle="", label=label)
+                       for (_, label), m in zip(sets, "osD")], fontsize=7)
+    with_absent = [(r["rule"], 100 * r["unseen_absent"]["served_rate"], c)
+                   for r, c in zip(results, colours) if "unseen_absent" in r]
+    bars.barh([n for n, _, _ in with_absent], [v for _, v, _ in with_absent], color=[c for *_, c in with_absent])
+    bars.invert_yaxis()
+    bars.set_xlabel("served (all wrong), % of lookups")
+    bars.set_title("answer not cached, left-out fold", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
-def lookups(corpus, cfg, vectors, contrasts, train_rows, test_rows) -> tuple[list[Looked], list[Looked], Looked]:
-    """Per fold: its val + out-of-scope lookups and its CLINC test questions through a projection trained without
-    it; CLINC test with oos_test through a projection trained on every domain."""
+def absent(policy, cache: list[tuple[str, str]], asked: list[tuple[str, str | None]], vectors, top_k: int) -> Looked:
+    """The in-scope questions looked up, each against the cache without its own intent's entries: nothing cached is
+    right for them (`right` and `relevant` all False), so every lookup served is a wrong hit."""
+    by_intent: dict[str, list] = {}
+    for text, intent in asked:
+        if intent is not None:
+            by_intent.setdefault(intent, []).append((text, intent))
+    parts = [replay(policy, [(t, a) for t, a in cache if a != intent], rows, vectors, top_k)
+             for intent, rows in by_intent.items()]
+    if not parts:
+        return Looked(np.zeros((0, len(FEATURES)), np.float32), *(np.zeros(0, bool) for _ in range(5)))
+    out = joined(parts)
+    return Looked(out.x, out.rivalled, out.always, out.wording, np.zeros(len(out), bool), np.zeros(len(out), bool))
+
+
+def soup(rows, vectors, cfg, scratch: str, seeds: tuple[int, ...]) -> np.ndarray:
+    """The projection trained once per seed (the order and make-up of its batches) and averaged."""
+    from dataclasses import replace
+
+    from cachegate.matcher_train.retrieval import train_projection
+    return np.mean([train_projection(rows, vectors, replace(cfg, seed=s), scratch) for s in seeds], axis=0)
+
+
+def lookups(corpus, cfg, vectors, contrasts, train_rows, test_rows,
+            seeds: tuple[int, ...] | None = None) -> tuple[list[Looked], list[Looked], list[Looked], Looked]:
+    """Per fold, through a projection trained without it: its val + out-of-scope lookups, its CLINC test questions
+    and its val questions with their answers taken out (`absent`); CLINC test with oos_test through a projection
+    trained on every domain (each a `soup` of `seeds`)."""
     import tempfile
 
     from tqdm import tqdm
@@ -278,22 +375,23 @@ def lookups(corpus, cfg, vectors, contrasts, train_rows, test_rows) -> tuple[lis
     from cachegate.evaluation.intents import warm_set
     from cachegate.matcher_train import fitting, simulate
     from cachegate.matcher_train.pairs import triplets
-    from cachegate.matcher_train.retrieval import train_projection
-    domain_of = corpus.domain_of()
+    domain_of, seeds = corpus.domain_of(), seeds or (cfg.seed,)
     cache = simulate.warm(corpus.train, cfg.per_intent, cfg.seed)
-    folds, held = [], []
+    folds, held, missing = [], [], []
     with tempfile.TemporaryDirectory() as scratch:
         for k, fold in enumerate(tqdm(corpus.folds, desc="folds", unit="fold")):
             rows, mine = corpus.outside(fold, contrasts)
-            policy = fitting.provisional(train_projection(triplets(rows, corpus.qqp_train, vectors, cfg.seed) + mine,
-                                                          vectors, cfg, scratch), cfg)
-            folds.append(replay(policy, cache, fitting.fold_questions(corpus, fold, k), vectors, cfg.top_k))
+            policy = fitting.provisional(soup(triplets(rows, corpus.qqp_train, vectors, cfg.seed) + mine,
+                                              vectors, cfg, scratch, seeds), cfg)
+            asked = fitting.fold_questions(corpus, fold, k)
+            folds.append(replay(policy, cache, asked, vectors, cfg.top_k))
+            missing.append(absent(policy, cache, asked, vectors, cfg.top_k))
             held.append(replay(policy, cache, [(t, i) for t, i in test_rows if domain_of.get(i) in fold], vectors,
                                cfg.top_k))
-        policy = fitting.provisional(train_projection(triplets(corpus.train, corpus.qqp_train, vectors, cfg.seed)
-                                                      + contrasts, vectors, cfg, scratch), cfg)
+        policy = fitting.provisional(soup(triplets(corpus.train, corpus.qqp_train, vectors, cfg.seed) + contrasts,
+                                          vectors, cfg, scratch, seeds), cfg)
     # as `cachegate eval semantic --intents` warms its tier: K per intent of the set's own train split
-    return folds, held, replay(policy, warm_set(train_rows, cfg.per_intent, cfg.seed), test_rows, vectors, cfg.top_k)
+    return folds, held, missing, replay(policy, warm_set(train_rows, cfg.per_intent, cfg.seed), test_rows, vectors, cfg.top_k)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -306,6 +404,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="a slice of the data, one epoch: the pipeline, not figures")
     p.add_argument("--target", type=float, default=0.02)
     p.add_argument("--embedding-cache", help="folder to memoise plain embeddings in")
+    p.add_argument("--absent-share", type=float, default=0.0,
+                   help="fit on folds where this share of lookups (at most 0.5) have no answer cached")
+    p.add_argument("--seeds", default="0", help="train each projection once per seed and average them: 0,1,2")
     p.add_argument("--out", default="loadtests/out/matcher_rules")
     args = p.parse_args(argv)
     import torch
@@ -322,11 +423,12 @@ def main(argv: list[str] | None = None) -> int:
     vectors = PlainVectors(args.embedding_cache)(corpus.texts() + actions.texts(contrasts) +
                                                  [t for t, _ in test_rows] + [t for t, _ in clinc["train"]])
     train_rows = [(t, i) for t, i in clinc["train"] if i in intents]
-    folds, held, test = lookups(corpus, cfg, vectors, contrasts, train_rows, test_rows)
-    results = [judged(rule, folds, held, test, args.target) for rule in RULES]
+    seeds = tuple(int(s) for s in args.seeds.split(","))
+    folds, held, missing, test = lookups(corpus, cfg, vectors, contrasts, train_rows, test_rows, seeds)
+    results = [judged(rule, folds, held, test, args.target, missing, args.absent_share) for rule in RULES]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    report = {"target": args.target, "quick": args.quick, "seconds": round(time.perf_counter() - started, 1),
+    report = {"target": args.target, "quick": args.quick, "seeds": list(seeds), "absent_share": args.absent_share, "seconds": round(time.perf_counter() - started, 1),
               "results": results}
     (out / "matcher_rules.json").write_text(json.dumps(report, indent=1) + "\n")
     plot(results, out / "matcher_rules.png")
