@@ -43,10 +43,12 @@ class Window:
     wrong: int = 0        # served an entry asked for another intent
     entries: int = 0      # entries in the tier at the window's end
     checked: int = 0      # hits shadow-checked (--verify-rate)
+    wrong_unaskable: int = 0    # wrong hits of lookups that were not askable: no answer of theirs was cached
 
     def add(self, other: Window) -> Window:
         return Window(self.lookups + other.lookups, self.askable + other.askable, self.served + other.served,
-                      self.wrong + other.wrong, other.entries, self.checked + other.checked)
+                      self.wrong + other.wrong, other.entries, self.checked + other.checked,
+                      self.wrong_unaskable + other.wrong_unaskable)
 
     def rates(self) -> dict:
         """Right hits of the askable lookups (the tier's recall), and wrong of the served (its false-hit rate);
@@ -96,12 +98,14 @@ async def replay(tier, asked: list[tuple[str, str]], answers: str, window: int, 
         if question in seen:
             continue
         current.lookups += 1
-        current.askable += intent in intents
+        askable = intent in intents
+        current.askable += askable
         answer = await served(tier, question)
         if answer is not None:
             current.served += 1
             by_question, by_intent = asked_for[answer]
             current.wrong += by_intent != intent
+            current.wrong_unaskable += by_intent != intent and not askable
             current.checked += checks is not None and checks.maybe(by_intent == intent)
             if hits is not None:
                 hits.append({"asked": question, "intent": intent, "served_for": by_question,
@@ -180,10 +184,11 @@ def table(report: dict) -> str:
     lines = [(f"customer-service opening questions, {report['sessions']} sessions (seed {report['seed']}), "
               f"policy {report['policy']} {report['threshold'] or ''}{checking}, windows of {report['window']} "
               "lookups"),
-             "answers     lookups  askable  served  wrong  right of askable  false-hit rate  entries"]
+             "answers     lookups  askable  served  wrong (not askable)  right of askable  false-hit rate  entries"]
     for mode, r in report["answers"].items():
         t = r["total"]
-        lines.append(f"{mode:<10} {t['lookups']:>8} {t['askable']:>8} {t['served']:>7} {t['wrong']:>6} "
+        lines.append(f"{mode:<10} {t['lookups']:>8} {t['askable']:>8} {t['served']:>7} "
+                     f"{t['wrong']:>6} {'(' + str(t['wrong_unaskable']) + ')':>12} "
                      f"{_pct(t['right_of_askable']):>17} {_pct(t['false_hit_rate']):>15} {t['entries']:>8}")
         lines += [f"  window {k + 1}: right {_pct(w['right_of_askable'])} of askable, {_pct(w['false_hit_rate'])} "
                   f"wrong ({w['wrong']}/{w['served']}), {w['entries']} entries"

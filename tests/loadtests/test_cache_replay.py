@@ -30,11 +30,13 @@ def test_replay_counts_right_and_wrong_hits_and_stores_misses(monkeypatch):
     windows = asyncio.run(replay(None, asked, "distinct", 2, {}, hits))
     assert [(w.lookups, w.askable, w.served, w.wrong, w.entries) for w in windows] == [
         (2, 1, 1, 0, 1), (2, 0, 1, 1, 2), (1, 1, 1, 0, 2)]
+    assert [w.wrong_unaskable for w in windows] == [0, 1, 0]     # 'stolen' was never asked: nothing right to serve
     assert [(h["asked"], h["served_for"], h["intent"] == h["served_intent"]) for h in hits] == [
         ("card gone", "card lost", True), ("card stolen", "card lost", False), ("pin forgot", "pin reset", True)]
     total = Window()
     for w in windows:
         total = total.add(w)
+    assert total.wrong_unaskable == 1
     assert total.rates() == {"right_of_askable": 1.0, "false_hit_rate": round(1 / 3, 4)}
     assert Window().rates() == {"right_of_askable": None, "false_hit_rate": None}
 
@@ -47,10 +49,10 @@ def test_replay_through_the_real_tier_writes_a_report_that_adds_up(tmp_path, cap
     assert set(report["answers"]) == {"distinct", "reference"}
     for mode, r in report["answers"].items():
         t, windows = r["total"], r["windows"]
-        for key in ("lookups", "askable", "served", "wrong"):
+        for key in ("lookups", "askable", "served", "wrong", "wrong_unaskable"):
             assert t[key] == sum(w[key] for w in windows), (mode, key)
         assert 0 < t["lookups"] <= 60 and t["askable"] < t["lookups"]
-        assert t["wrong"] <= t["served"] <= t["lookups"]
+        assert t["wrong_unaskable"] <= t["wrong"] <= t["served"] <= t["lookups"]
         assert t["entries"] == t["lookups"] - t["served"]       # every miss stored, no hit stored
         assert [w["entries"] for w in windows] == sorted(w["entries"] for w in windows)
     assert report["answers"]["distinct"]["total"]["lookups"] == report["answers"]["reference"]["total"]["lookups"]
