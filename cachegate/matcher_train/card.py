@@ -6,6 +6,7 @@ from pathlib import Path
 
 def write_card(folder: Path, manifest: dict) -> None:
     fitted = manifest["fitted"]
+    share = manifest["settings"].get("absent_share", 0.0)
     seconds = ", ".join(f"{k} {v:.0f} s" for k, v in manifest["seconds"].items() if k != "total")
     verifier = ("a verifier (the encoder's first layers fine-tuned as a cross-encoder, shipped as int8 deltas) "
                 "gates the served entry's logit; " if manifest["verifier"] else "")
@@ -22,7 +23,9 @@ def write_card(folder: Path, manifest: dict) -> None:
         f"- folds (held out together when cross-fitting): {'; '.join(', '.join(f) for f in manifest['folds'])}",
         f"- left out entirely: {', '.join(manifest['left_out']) or 'nothing'}",
         (f"- the cut: the false-hit rate of the cross-fitted lookups at most the target at one-sided confidence "
-         f"{fitted['confidence']:g}" + (" (the point estimate)" if fitted['confidence'] <= 0.5 else "")),
+         f"{fitted['confidence']:g}" + (" (the point estimate)" if fitted['confidence'] <= 0.5 else "")
+         + (f", {share:.0%} of them questions whose answer is not cached" if share
+            else ", every one of them a question whose answer is cached")),
         (f"- seed {manifest['settings']['seed']}; {manifest['seconds']['total']:.0f} s on {manifest['cpus']} CPU cores "
          f"({seconds})"),
         f"- files: {', '.join(f'{k} {v / 1e6:.2f} MB' for k, v in manifest['file_bytes'].items())}",
@@ -38,5 +41,7 @@ def write_card(folder: Path, manifest: dict) -> None:
     scorer = "a projection and a verifier" if manifest["verifier"] else "a projection"
     lines += ["", "The unseen-domain and out-of-scope rows are the cross-fitted lookups the cut was fitted on (each",
               f"scored by {scorer} trained without its domains); Quora pairs are held apart from training; the",
-              "seen-domain row uses the shipped projection on val questions of domains it trained on.", ""]
+              "seen-domain row uses the shipped projection on val questions of domains it trained on. The",
+              "answer-not-cached row is the unseen-domain questions again, each with its own intent's entries taken",
+              "out of the cache: every hit there is wrong, and a live cache is asked such questions more than any.", ""]
     (folder / "CARD.md").write_text("\n".join(lines))

@@ -29,6 +29,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target-false-hit-rate", type=float, default=0.02)
     p.add_argument("--confidence", type=float, default=TrainSettings.confidence,
                    help="one-sided confidence at which a cut's false-hit rate must hold its target")
+    p.add_argument("--absent-share", type=float, default=0.0,
+                   help="fit the cut for a cache where this share (at most 0.5) of the questions asked have no answer "
+                        "cached, every hit on them wrong (0: every question's answer cached, as intent mode asks)")
     p.add_argument("--threads", type=int, default=2, help="torch threads")
     p.add_argument("--embedding-cache", help="folder to memoise plain embeddings in")
     p.add_argument("--from-verified", metavar="LABELS",
@@ -47,7 +50,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from cachegate.cache.semantic.matcher_files import packaged_folder
     cfg = TrainSettings(seed=args.seed, threads=args.threads, target=args.target_false_hit_rate,
-                        confidence=args.confidence, progress=not args.no_progress,
+                        confidence=args.confidence, absent_share=args.absent_share, progress=not args.no_progress,
                         action_pairs=not args.no_action_pairs)
     cfg = quick(cfg) if args.quick else cfg
     out = Path(args.out) if args.out else packaged_folder()
@@ -89,19 +92,21 @@ def train(cfg: TrainSettings, args: argparse.Namespace, out: Path) -> dict:
     stages.update()
     with tempfile.TemporaryDirectory() as scratch:
         t = time.perf_counter()
-        parts = []
+        parts, absent = [], []
         for k, fold in enumerate(corpus.folds):
             rows, fold_contrasts = corpus.outside(fold, contrasts)
             fold_projection = train_projection(triplets(rows, corpus.qqp_train, vectors, cfg.seed) + fold_contrasts
                                                + adapting, vectors, cfg, scratch)
             lookups = fitting.fold_lookups(corpus, fold, k, vectors, fold_projection, cfg)
+            gone = fitting.fold_absent(corpus, fold, k, vectors, fold_projection, cfg)
             if args.verifier:      # scored by a verifier that never read the fold either: an honest logit floor
-                folder = Path(scratch) / f"fold-verifier-{k}"
-                lookups = simulate.scored(lookups, train_verifier_on(rows, corpus, vectors, fold_projection, cfg,
-                                                                     folder, scratch))
+                logits_of = train_verifier_on(rows, corpus, vectors, fold_projection, cfg,
+                                              Path(scratch) / f"fold-verifier-{k}", scratch)
+                lookups, gone = simulate.scored(lookups, logits_of), simulate.scored(gone, logits_of)
             parts.append(lookups)
+            absent.append(gone)
             stages.update()
-        held = simulate.pooled(UNSEEN, parts)
+        held, absent = simulate.pooled(UNSEEN, parts), simulate.pooled(fitting.ABSENT, absent)
         seconds["cross-fitting"] = time.perf_counter() - t
         t = time.perf_counter()
         projection = train_projection(triplets(corpus.train, corpus.qqp_train, vectors, cfg.seed) + contrasts
@@ -119,9 +124,9 @@ def train(cfg: TrainSettings, args: argparse.Namespace, out: Path) -> dict:
                            cfg.top_k)
     if logits_of is not None:      # the shipped verifier's logit on each lookup's best servable candidate
         quora, general, seen = (simulate.scored(s, logits_of) for s in (quora, general, seen))
-    cuts = fitting.fit_cuts(held, quora, general, cfg)
+    cuts = fitting.fit_cuts(fitting.with_absent(held, absent, cfg.absent_share, cfg.seed), quora, general, cfg)
     sets = {UNSEEN: held.part(held.relevant, UNSEEN), "out_of_scope": held.part(~held.relevant, "out_of_scope"),
-            "quora (held apart)": quora, GENERAL: general, SEEN: seen}
+            fitting.ABSENT: absent, "quora (held apart)": quora, GENERAL: general, SEEN: seen}
     if labels:
         def tuned_cosine(a: str, b: str) -> float:
             return float(final.tuned(vectors[a]) @ final.tuned(vectors[b]))
@@ -226,4 +231,5 @@ def command_line(args: argparse.Namespace) -> str:
     parts += [f"--from-curated {args.from_curated}"] if args.from_curated else []
     parts += [f"--target-false-hit-rate {args.target_false_hit_rate:g}"] if args.target_false_hit_rate != 0.02 else []
     parts += [f"--confidence {args.confidence:g}"] if args.confidence != TrainSettings.confidence else []
+    parts += [f"--absent-share {args.absent_share:g}"] if args.absent_share else []
     return " ".join(parts)

@@ -3,7 +3,10 @@
 Cross-fitting: for each fold of domains a projection is trained without them, and the fold's val questions (with
 a share of the out-of-scope questions) are looked up through it against a cache of K questions per intent of
 every domain. Pooled, those lookups are what a domain the matcher never saw looks like, and the cut per target is
-the (tuned cosine, margin) pair serving the most of them whose false-hit rate holds at a confidence bound. Lookups
+the (tuned cosine, margin) pair serving the most of them whose false-hit rate holds at a confidence bound. The
+fold's questions are also looked up with their own answers taken out of the cache (`fold_absent`): what a live
+cache is asked most, where every hit is wrong; a share of them may be mixed into the lookups the cut is fitted on
+(`with_absent`, `--absent-share`). Lookups
 that retrieve no other answer have no margin to read: their cosine is fitted with the held-apart Quora pairs. With
 a verifier the lookups are scored by it and a floor on its logit is fitted with the cut (it gates the lone cut too).
 """
@@ -48,6 +51,35 @@ def fold_questions(corpus: Corpus, fold: list[str], index: int) -> list[tuple[st
     domain_of = corpus.domain_of()
     asked = [(t, i) for t, i in corpus.val if domain_of[i] in fold]
     return asked + [(t, simulate.NOTHING) for t in corpus.out_of_scope[index:: len(corpus.folds)]]
+
+
+def fold_absent(corpus: Corpus, fold: list[str], index: int, vectors: dict[str, np.ndarray],
+                projection: np.ndarray, cfg: TrainSettings) -> simulate.Lookups:
+    """The fold's in-scope val questions, each looked up against the cache without its own intent's entries,
+    through a projection trained without the fold: no cached answer is right for them (out of scope, in the
+    lookups' terms), so every one served is a wrong hit."""
+    cache = simulate.warm(corpus.train, cfg.per_intent, cfg.seed)
+    policy = provisional(projection, cfg)
+    by_intent: dict[str, list[tuple[str, None]]] = {}
+    for text, intent in fold_questions(corpus, fold, index):
+        if intent is not simulate.NOTHING:
+            by_intent.setdefault(intent, []).append((text, simulate.NOTHING))
+    return simulate.pooled(ABSENT, [simulate.replay(ABSENT, policy, [(t, a) for t, a in cache if a != intent], asked,
+                                                    vectors, cfg.top_k) for intent, asked in by_intent.items()])
+
+
+ABSENT = "answer not cached (unseen domains, cross-fitted)"
+
+
+def with_absent(lookups: simulate.Lookups, absent: simulate.Lookups, share: float, seed: int) -> simulate.Lookups:
+    """The lookups and as many absent-answer ones (drawn at random) as make `share` of the in-scope ones and
+    themselves together: the lookups of a cache where that share of the questions asked have no answer cached."""
+    if share <= 0 or not len(absent):
+        return lookups
+    n = min(len(absent), round(share / (1 - share) * int(lookups.relevant.sum())))
+    rows = np.zeros(len(absent), bool)
+    rows[np.random.default_rng(seed).choice(len(absent), size=n, replace=False)] = True
+    return simulate.pooled(lookups.name, [lookups, absent.part(rows, absent.name)])
 
 
 def bounded(served: np.ndarray, wrong: np.ndarray, target: float, z: float) -> bool:

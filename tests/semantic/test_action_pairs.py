@@ -74,7 +74,7 @@ def test_each_fold_projection_trains_on_no_minimal_pair_of_its_fold(tmp_path, mo
     monkeypatch.setattr("cachegate.matcher_train.retrieval.train_projection", recorded)
     args = argparse.Namespace(data=str(corpus_data.DEFAULT_DATA), quick=True, leave_out="", seed=0, verifier=False,
                               from_verified=None, from_curated=None, embedding_cache=None,
-                              target_false_hit_rate=0.02, confidence=0.5, no_action_pairs=False)
+                              target_false_hit_rate=0.02, confidence=0.5, no_action_pairs=False, absent_share=0.0)
     command.train(quick(TrainSettings(threads=1, progress=False)), args, tmp_path)
 
     corpus = corpus_data.load_corpus(corpus_data.DEFAULT_DATA, corpus_data.QUICK, [], 0)

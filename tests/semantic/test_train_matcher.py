@@ -40,6 +40,9 @@ def test_quick_training_writes_every_file_with_its_card(quick_matcher):
     sets = matcher["fitted"]["sets"]
     assert {"intents (unseen domains, cross-fitted)", "out_of_scope", "quora (held apart)"} <= set(sets)
     assert sets["intents (unseen domains, cross-fitted)"]["lookups"] > 0 and sets["out_of_scope"]["lookups"] > 0
+    gone = sets["answer not cached (unseen domains, cross-fitted)"]    # the same questions without their answers
+    assert gone["lookups"] == sets["intents (unseen domains, cross-fitted)"]["lookups"] and gone["hit_rate"] == 0
+    assert gone["served"] == gone["wrong"]
     assert set(matcher["decision"]["thresholds"]) >= {"0.01", "0.02", "0.1"}
     assert "seed 0" in (quick_matcher / "CARD.md").read_text()
 

@@ -43,7 +43,7 @@ def test_each_fold_is_scored_by_a_verifier_that_never_read_it(tmp_path, monkeypa
     monkeypatch.setattr("cachegate.cache.semantic.verifier.Verifier", recorder.verifier)
     args = argparse.Namespace(data=str(corpus_data.DEFAULT_DATA), quick=True, leave_out="", seed=0, verifier=True,
                               from_verified=None, from_curated=None, embedding_cache=None,
-                              target_false_hit_rate=0.02, confidence=0.5, no_action_pairs=False)
+                              target_false_hit_rate=0.02, confidence=0.5, no_action_pairs=False, absent_share=0.0)
     cfg = quick(TrainSettings(threads=1, progress=False))
     command.train(cfg, args, tmp_path)
 
