@@ -343,16 +343,10 @@ def plot(results: list[dict], path: Path) -> None:
 def absent(policy, cache: list[tuple[str, str]], asked: list[tuple[str, str | None]], vectors, top_k: int) -> Looked:
     """The in-scope questions looked up, each against the cache without its own intent's entries: nothing cached is
     right for them (`right` and `relevant` all False), so every lookup served is a wrong hit."""
-    by_intent: dict[str, list] = {}
-    for text, intent in asked:
-        if intent is not None:
-            by_intent.setdefault(intent, []).append((text, intent))
-    parts = [replay(policy, [(t, a) for t, a in cache if a != intent], rows, vectors, top_k)
-             for intent, rows in by_intent.items()]
-    if not parts:
-        return Looked(np.zeros((0, len(FEATURES)), np.float32), *(np.zeros(0, bool) for _ in range(5)))
-    out = joined(parts)
-    return Looked(out.x, out.rivalled, out.always, out.wording, np.zeros(len(out), bool), np.zeros(len(out), bool))
+    from cachegate.matcher_train.simulate import answers_taken_out
+    parts = [replay(policy, rest, questions, vectors, top_k) for rest, questions in answers_taken_out(cache, asked)]
+    return joined(parts) if parts else Looked(np.zeros((0, len(FEATURES)), np.float32),
+                                              *(np.zeros(0, bool) for _ in range(5)))
 
 
 def soup(rows, vectors, cfg, scratch: str, seeds: tuple[int, ...]) -> np.ndarray:

@@ -60,12 +60,8 @@ def fold_absent(corpus: Corpus, fold: list[str], index: int, vectors: dict[str, 
     lookups' terms), so every one served is a wrong hit."""
     cache = simulate.warm(corpus.train, cfg.per_intent, cfg.seed)
     policy = provisional(projection, cfg)
-    by_intent: dict[str, list[tuple[str, None]]] = {}
-    for text, intent in fold_questions(corpus, fold, index):
-        if intent is not simulate.NOTHING:
-            by_intent.setdefault(intent, []).append((text, simulate.NOTHING))
-    return simulate.pooled(ABSENT, [simulate.replay(ABSENT, policy, [(t, a) for t, a in cache if a != intent], asked,
-                                                    vectors, cfg.top_k) for intent, asked in by_intent.items()])
+    return simulate.pooled(ABSENT, [simulate.replay(ABSENT, policy, rest, asked, vectors, cfg.top_k) for rest, asked
+                                    in simulate.answers_taken_out(cache, fold_questions(corpus, fold, index))])
 
 
 ABSENT = "answer not cached (unseen domains, cross-fitted)"

@@ -69,6 +69,17 @@ def scored(lookups: Lookups, logits_of) -> Lookups:
     return replace(lookups, logit=logits)
 
 
+def answers_taken_out(cache: list[tuple[str, str]], asked: list[tuple[str, str | None]]):
+    """Per intent of the in-scope questions asked: the cache without that intent's entries, and those questions as
+    out-of-scope lookups (no answer cached is right for them)."""
+    by_intent: dict[str, list[tuple[str, None]]] = {}
+    for text, intent in asked:
+        if intent is not NOTHING:
+            by_intent.setdefault(intent, []).append((text, NOTHING))
+    for intent, questions in by_intent.items():
+        yield [(t, a) for t, a in cache if a != intent], questions
+
+
 def warm(rows: list[tuple[str, str]], per_intent: int, seed: int) -> list[tuple[str, str]]:
     """K rows per intent to cache."""
     by: dict[str, list[str]] = {}
