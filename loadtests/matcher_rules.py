@@ -258,10 +258,10 @@ def figures(looked: Looked, served: np.ndarray) -> dict:
 
 
 def with_absent(fold: Looked, gone: Looked, share: float, seed: int = 0) -> Looked:
-    """The fold's lookups and as many of its absent-answer ones (drawn at random) as make `share` of the two with its
-    in-scope lookups: the lookups of a cache where that share of the questions asked have no answer cached."""
-    n = min(len(gone), round(share / (1 - share) * int(fold.relevant.sum()))) if share > 0 else 0
-    pick = np.random.default_rng(seed).choice(len(gone), size=n, replace=False)
+    """The fold's lookups and a share of its absent-answer ones mixed in, drawn as `train matcher` draws them
+    (`fitting.absent_draw`)."""
+    from cachegate.matcher_train.fitting import absent_draw
+    pick = absent_draw(int(fold.relevant.sum()), len(gone), share, seed)
     return joined([fold, Looked(*(getattr(gone, f)[pick] for f in Looked.__dataclass_fields__))])
 
 
@@ -385,7 +385,8 @@ def lookups(corpus, cfg, vectors, contrasts, train_rows, test_rows,
         policy = fitting.provisional(soup(triplets(corpus.train, corpus.qqp_train, vectors, cfg.seed) + contrasts,
                                           vectors, cfg, scratch, seeds), cfg)
     # as `cachegate eval semantic --intents` warms its tier: K per intent of the set's own train split
-    return folds, held, missing, replay(policy, warm_set(train_rows, cfg.per_intent, cfg.seed), test_rows, vectors, cfg.top_k)
+    test = replay(policy, warm_set(train_rows, cfg.per_intent, cfg.seed), test_rows, vectors, cfg.top_k)
+    return folds, held, missing, test
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -422,8 +423,8 @@ def main(argv: list[str] | None = None) -> int:
     results = [judged(rule, folds, held, test, args.target, missing, args.absent_share) for rule in RULES]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    report = {"target": args.target, "quick": args.quick, "seeds": list(seeds), "absent_share": args.absent_share, "seconds": round(time.perf_counter() - started, 1),
-              "results": results}
+    report = {"target": args.target, "quick": args.quick, "seeds": list(seeds), "absent_share": args.absent_share,
+              "seconds": round(time.perf_counter() - started, 1), "results": results}
     (out / "matcher_rules.json").write_text(json.dumps(report, indent=1) + "\n")
     plot(results, out / "matcher_rules.png")
     print(table(results))

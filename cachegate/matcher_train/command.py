@@ -92,7 +92,7 @@ def train(cfg: TrainSettings, args: argparse.Namespace, out: Path) -> dict:
     stages.update()
     with tempfile.TemporaryDirectory() as scratch:
         t = time.perf_counter()
-        parts, absent = [], []
+        parts, absent_parts = [], []
         for k, fold in enumerate(corpus.folds):
             rows, fold_contrasts = corpus.outside(fold, contrasts)
             fold_projection = train_projection(triplets(rows, corpus.qqp_train, vectors, cfg.seed) + fold_contrasts
@@ -104,9 +104,9 @@ def train(cfg: TrainSettings, args: argparse.Namespace, out: Path) -> dict:
                                               Path(scratch) / f"fold-verifier-{k}", scratch)
                 lookups, gone = simulate.scored(lookups, logits_of), simulate.scored(gone, logits_of)
             parts.append(lookups)
-            absent.append(gone)
+            absent_parts.append(gone)
             stages.update()
-        held, absent = simulate.pooled(UNSEEN, parts), simulate.pooled(fitting.ABSENT, absent)
+        held, absent = simulate.pooled(UNSEEN, parts), simulate.pooled(fitting.ABSENT, absent_parts)
         seconds["cross-fitting"] = time.perf_counter() - t
         t = time.perf_counter()
         projection = train_projection(triplets(corpus.train, corpus.qqp_train, vectors, cfg.seed) + contrasts

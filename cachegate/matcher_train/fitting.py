@@ -67,14 +67,19 @@ def fold_absent(corpus: Corpus, fold: list[str], index: int, vectors: dict[str, 
 ABSENT = "answer not cached (unseen domains, cross-fitted)"
 
 
+def absent_draw(in_scope: int, available: int, share: float, seed: int) -> np.ndarray:
+    """Which of `available` absent-answer lookups (indices, drawn at random) join `in_scope` ones so that they make
+    `share` of both together (all there are, at most): a cache where that share of the questions have no answer."""
+    n = min(available, round(share / (1 - share) * in_scope)) if share > 0 else 0
+    return np.random.default_rng(seed).choice(available, size=n, replace=False)
+
+
 def with_absent(lookups: simulate.Lookups, absent: simulate.Lookups, share: float, seed: int) -> simulate.Lookups:
-    """The lookups and as many absent-answer ones (drawn at random) as make `share` of the in-scope ones and
-    themselves together: the lookups of a cache where that share of the questions asked have no answer cached."""
+    """The lookups and a share of absent-answer ones (`absent_draw`) mixed in."""
     if share <= 0 or not len(absent):
         return lookups
-    n = min(len(absent), round(share / (1 - share) * int(lookups.relevant.sum())))
     rows = np.zeros(len(absent), bool)
-    rows[np.random.default_rng(seed).choice(len(absent), size=n, replace=False)] = True
+    rows[absent_draw(int(lookups.relevant.sum()), len(absent), share, seed)] = True
     return simulate.pooled(lookups.name, [lookups, absent.part(rows, absent.name)])
 
 
