@@ -32,6 +32,8 @@ _PAIRS = ("enable disable, upgrade downgrade, increase decrease, buy sell, impor
 OPPOSITES = {stem(w): stem(o) for pair in _PAIRS.split(", ") for a, b in [pair.split()] for w, o in ((a, b), (b, a))}
 SYMMETRIC = frozenset({"and", "or", "vs", "versus", "nor", "with"})
 MAX_SWAP_WORDS = 40
+SLOTS = frozenset({"numbers", "names"})       # vetoes on a value the question fills in rather than on what it asks
+VERDICTS = REPLIES | {"true", "false", "correct", "incorrect", "right", "wrong"}
 _PREFIXES = ("un", "dis", "in", "im", "il", "ir", "non")
 
 
@@ -84,6 +86,26 @@ def key_differences(a: str, b: str) -> list[str]:
               "negation": ka.negated != kb.negated, "opposites": opposites(ka.stems, kb.stems),
               "action": actions_differ(a, b), "direction": swapped(ka, kb)}
     return [name for name, fired in checks.items() if fired]
+
+
+def slots_spanned(entry: str, vetoes: tuple[str, ...], others: list[str]) -> bool:
+    """Every veto is a slot (numbers, names) in which `entry` differs from one of `others`, cached questions given
+    the same answer: "a table for 4 at 7" and "a table for 6 at 8pm" got one answer, so the number a third
+    question asks for does not decide it either."""
+    return bool(vetoes) and SLOTS.issuperset(vetoes) and \
+        all(any(v in key_differences(entry, o) for o in others) for v in vetoes)
+
+
+def by_chance(answer: str, free_text_words: int = 8) -> bool:
+    """A short answer that two questions can get by chance, so sharing it says nothing about whether their numbers
+    or names mattered: a number, a verdict or a name ("42", "Yes.", "Bonn", "It is 7 pm."), or any short answer
+    written as a model writes one, from a capital. Free text (`free_text_words` or more) shared word for word is a
+    canned answer; a short lower-case label ("restaurant_reservation") names a class of questions."""
+    w = words(answer)
+    if len(w) >= free_text_words:
+        return False
+    text = answer.strip()
+    return not text or bool(numbers(answer)) or VERDICTS.issuperset(w) or text[0].isupper()
 
 
 def actions_differ(a: str, b: str) -> bool:

@@ -19,7 +19,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from policies.differences import relation
+from policies.differences import Relation, by_chance, relation, slots_spanned
 from policies.thresholds import Candidate, ContextGate, CosinePolicy, Decision, PolicyBase
 
 EVIDENCE = ("tuned_cosine", "margin", "logit")
@@ -64,6 +64,7 @@ class MatcherPolicy(PolicyBase):    # its floors, knob and view: PolicyBase
     unverified_cosine: float = 0.95      # a verifier-gated decision made without a logit (invalidation) needs this
     same_answer: float = 0.9             # two free-text answers this close (embedded) say the same: not rivals
     free_text_words: int = 8             # answers shorter than this (labels, numbers, names) must be equal
+    lift_slots: bool = True              # a number or name the answer is seen not to depend on does not veto
     judges_together: ClassVar[bool] = True     # the margin reads the closest entry of another answer
 
     def contenders(self, candidates: list[Candidate], answers: list[str], namespace: str = "default",
@@ -119,12 +120,24 @@ class MatcherPolicy(PolicyBase):    # its floors, knob and view: PolicyBase
         for i in np.argsort(-tuned, kind="stable"):
             c = candidates[i]
             how = relation(c.query, c.entry_query, c.cosine)
+            if how.kind == "differs" and self.lift_slots and self.spans(candidates, int(i), how.vetoes):
+                how = Relation("other")
             why = "differs in " + ", ".join(how.vetoes) if how.kind == "differs" else self.gate.blocks(c)
             if not why:
                 rival = max((float(t) for t, a in zip(tuned, answers) if a != answers[i]), default=None)
                 return Evidence(int(i), float(tuned[i]), rival), how.kind, blocked
             blocked.append(why)
         return None, "", blocked
+
+    def spans(self, candidates: list[Candidate], i: int, vetoes: tuple[str, ...]) -> bool:
+        """Whether candidate i's vetoes are only numbers or names in which its entry differs from another retrieved
+        entry holding the same stored answer (`slots_spanned`): the cache saw that answer given whatever the slot
+        held. Never for an answer that coincides by chance (`by_chance`) or an entry whose answer is not known."""
+        answer = candidates[i].entry_answer
+        if answer is None or by_chance(answer, self.free_text_words):
+            return False
+        others = [c.entry_query for k, c in enumerate(candidates) if k != i and c.entry_answer == answer]
+        return slots_spanned(candidates[i].entry_query, vetoes, others)
 
     def shortlist(self, candidates: list[Candidate], answers: list[str], namespace: str = "default",
                   tuned: np.ndarray | None = None) -> list[int]:
@@ -244,4 +257,4 @@ def matcher_from_dict(data: dict[str, Any], projection: np.ndarray, namespaces: 
         target=float(d["target_false_hit_rate"]),
         min_cosine=min([float(d["min_cosine"]), *(cosine_namespaces or {}).values()]),
         namespaces=dict(namespaces or {}), cosine_namespaces=dict(cosine_namespaces or {}),
-        gate=ContextGate(**data.get("context_gate", {})))
+        gate=ContextGate(**data.get("context_gate", {})), lift_slots=bool(d.get("lift_slots", True)))

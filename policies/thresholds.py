@@ -27,6 +27,8 @@ class Candidate:
     query_vector: Any = None              # the two questions' embeddings, for policies that read them
     entry_vector: Any = None
     verified: float | None = None         # the verifier's logit for the pair, when the matcher ran it
+    entry_answer: str | None = None       # the entry's answer as stored (two entries holding the same text were
+                                          # given one answer); None where the caller does not say
 
 
 @dataclass(frozen=True)

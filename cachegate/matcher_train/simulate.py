@@ -118,7 +118,7 @@ def looked_up(policy: MatcherPolicy, cache: list[tuple[str, str]], asked: list[t
         for (text, answer), row, cols in zip(block, sims, top):
             cols = [c for c in cols if row[c] >= policy.min_cosine - 0.1 and cache[c][0] != text][:top_k]
             found = [Candidate(text, cache[c][0], float(row[c]), query_vector=carried[text],
-                               entry_vector=carried[cache[c][0]]) for c in cols]
+                               entry_vector=carried[cache[c][0]], entry_answer=cache[c][1]) for c in cols]
             answers = [cache[c][1] for c in cols]
             tuned = policy.tuned_cosines(found)
             evidence, kind, _ = policy.evidence(found, answers, tuned)

@@ -170,7 +170,7 @@ class Lookups:
         context_cosine = float(np.dot(probe.context_vector, entry.context_vector)) if has_ctx and entry_ctx \
             else None
         return Candidate(probe.probe.query, entry.query, cosine, context_cosine, has_ctx != entry_ctx,
-                         probe.query_vector, entry.query_vector)
+                         probe.query_vector, entry.query_vector, entry_answer=entry.answer.text)
 
     def _fresh(self, entry_id_: int, now: float, max_age_s: float | None) -> bool:
         meta = self.parts.catalog.meta.get(entry_id_)
