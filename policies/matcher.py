@@ -134,8 +134,9 @@ class MatcherPolicy(PolicyBase):    # its floors, knob and view: PolicyBase
         entry holding the same stored answer (`slots_spanned`): the cache saw that answer given whatever the slot
         held. Never for an answer that coincides by chance (`by_chance`) or an entry whose answer is not known."""
         answer = candidates[i].entry_answer
-        others = [c.entry_query for k, c in enumerate(candidates) if k != i and c.entry_answer == answer] \
-            if answer is not None else []
+        if answer is None:
+            return False
+        others = [c.entry_query for k, c in enumerate(candidates) if k != i and c.entry_answer == answer]
         return bool(others) and not by_chance(answer, self.free_text_words) and \
             slots_spanned(candidates[i].entry_query, vetoes, others)
 
