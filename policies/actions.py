@@ -76,7 +76,23 @@ VERB = re.compile(r"\b(" + "|".join(sorted(map(re.escape, ACTION_OF), key=len, r
                   re.IGNORECASE)
 
 
+DETERMINERS = frozenset({"a", "an", "the", "my", "your", "our", "his", "her", "their", "its", "this", "that",
+                         "these", "those", "any", "each", "every", "some", "no", "another"})
+VERB_SLOT = frozenset({"to", "i", "we", "you", "they", "me", "us", "please", "and", "or", "not", "can", "will",
+                       "should", "would", "could", "do", "did", "must", "may", "might", "then", "also"})
+_WORD = re.compile(r"[a-z']+")
+
+
+def noun_use(before: str) -> bool:
+    """A verb form used as a noun, told by what precedes it: a determiner ("my purchase", "a transfer") or a
+    determiner and one more word that cannot stand before a verb ("my last purchase", "a bank transfer")."""
+    w = _WORD.findall(before.lower())[-2:]
+    return bool(w) and (w[-1] in DETERMINERS or (len(w) == 2 and w[0] in DETERMINERS and w[1] not in VERB_SLOT))
+
+
 @lru_cache(maxsize=4096)
-def actions_of(text: str) -> frozenset[str]:
-    """The actions a text's action verbs say."""
-    return frozenset(ACTION_OF[m.group(1).lower()] for m in VERB.finditer(text))
+def actions_of(text: str, verbs_only: bool = False) -> frozenset[str]:
+    """The actions a text's action verbs say; `verbs_only` leaves out the forms used as nouns ("trace my purchase":
+    track and buy, or track alone)."""
+    return frozenset(ACTION_OF[m.group(1).lower()] for m in VERB.finditer(text)
+                     if not (verbs_only and noun_use(text[:m.start()])))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from policies.actions import actions_of
 from policies.differences import key_differences, relation, same_wording
 from policies.tokens import names, numbers, words
 
@@ -24,6 +25,8 @@ from policies.tokens import names, numbers, words
     ("How do I pause my subscription?", "How do I cancel my subscription?", "action"),
     ("What are the steps to reschedule a return pickup?", "How do I schedule a return pickup?", "action"),
     ("I need to delete my trusted devices", "I need to view my trusted devices", "action"),
+    ("How can I look at my purchase?", "Any idea how to trace my purchase?", "action"),    # "purchase": a noun
+    ("Where is my refund?", "Where is my deposit?", "action"),                # nouns naming other actions
     ("How much is shipping from Canada to India?", "How much is shipping from India to Canada?", "direction"),
     ("How do I convert Celsius to Fahrenheit?", "How do I convert Fahrenheit to Celsius?", "direction"),
     ("Do Indian women find Pakistani men attractive?", "Do Pakistani women find Indian men attractive?",
@@ -45,6 +48,7 @@ def test_near_misses_are_vetoed(a, b, veto):
     ("How can I call off my subscription?", "How do I cancel my subscription?"),        # one action, two verbs
     ("Please switch off login alerts", "How do I turn off login alerts?"),
     ("What's my account balance?", "Can you check my account balance?"),               # one side names no action
+    ("How do I cancel my transfer?", "How can I call off my transfer?"),
 ])
 def test_paraphrases_are_not_vetoed(a, b):
     assert key_differences(a, b) == []
@@ -84,3 +88,16 @@ def test_tokens_expand_contractions_and_keep_other_scripts():
     assert "それでもまだ" in words("What does それでもまだ mean?")
     assert names("I want to cancel. What should I do about PIN codes in Paris?") == {"pin", "paris"}
     assert numbers("3 apples, twenty pears, the 21st time, one of them") == {"3", "20", "#21"}
+
+
+@pytest.mark.parametrize(("text", "verbs", "every"), [
+    ("Any idea how to trace my purchase?", {"track"}, {"track", "buy"}),
+    ("I want to purchase a ticket", {"buy"}, {"buy"}),
+    ("My bank transfer never arrived", set(), {"transfer"}),            # a determiner and a noun before it
+    ("How do I check my last purchase?", {"check"}, {"check", "buy"}),
+    ("What is the best way to transfer money?", {"transfer"}, {"transfer"}),
+    ("Please refund the order", {"refund"}, {"refund"}),
+])
+def test_actions_used_as_nouns_are_told_from_verbs(text, verbs, every):
+    assert actions_of(text, verbs_only=True) == verbs
+    assert actions_of(text) == every
