@@ -105,7 +105,7 @@ class EmbedderSettings(Section):
     max_batch: int = Field(64, ge=1)
     max_wait_ms: float = Field(2.0, ge=0)          # window in which concurrent lookups share an encode
     cache_size: int = Field(4096, ge=0)            # recently embedded texts kept
-    precision: Literal["auto", "float32", "bfloat16"] = "auto"   # auto: bfloat16 where the CPU has it natively
+    precision: Literal["auto", "float32", "bfloat16"] = "auto"   # auto: bfloat16 with AMX, or if timed faster
     threads: int = Field(1, ge=0)                  # torch threads of the embedding worker only (0: torch's default)
 
 

@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     if args.embedding_cache:
         use_embedding_memo(args.embedding_cache, args.precision)
     result: dict = {"cpus": os.cpu_count(), "load_average_start": load_average(), "policy": args.policy,
-                    "precision": args.precision,
+                    "precision": embedder_precision(args.precision, args.threads),
                     "threads": args.threads, "sizes": {}, "throughput": {}, "layouts": {}}
     steps = tqdm(total=len(sizes) + 3, desc="bench semantic", unit="step")
     for size in sizes:
@@ -175,6 +175,18 @@ def pct(ms: list[float]) -> dict:
 def load_average() -> list[float]:
     """1, 5 and 15 minute load averages: the figures only mean something next to how busy the cores were."""
     return [round(x, 2) for x in os.getloadavg()]
+
+
+def embedder_precision(precision: str, threads: int) -> str:
+    """The precision the embedder runs in; for `auto`, with the timing that chose it where one did."""
+    from cachegate.cache.semantic import precision_timing
+    from cachegate.cache.semantic.embedder import PACKAGED, cpu_flags, resolve_precision
+    chosen = resolve_precision(precision, PACKAGED, threads)
+    if precision != "auto" or "amx_bf16" in cpu_flags() or "avx512_bf16" not in cpu_flags():
+        return chosen
+    timing = precision_timing.timed_precisions(PACKAGED, threads)
+    return (f"auto: {chosen}, timed 1 / 16 questions {timing.lone_ms['float32']:g} / {timing.batch_ms['float32']:g} ms"
+            f" float32, {timing.lone_ms['bfloat16']:g} / {timing.batch_ms['bfloat16']:g} bfloat16")
 
 
 def rss_mb() -> float:

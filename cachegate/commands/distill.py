@@ -33,7 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-examples", type=int, default=None, help="train on at most this many requests")
     p.add_argument("--max-tokens", type=int, default=96, help="answer length on held-out requests (when unlogged)")
     p.add_argument("--precision", choices=("auto", "float32", "bfloat16"), default="auto",
-                   help="training forward pass: auto = bfloat16 autocast where the CPU has it natively")
+                   help="training forward pass: auto = bfloat16 autocast where the CPU has AMX tiles")
     p.add_argument("--save-dtype", choices=("bfloat16", "float32"), default="bfloat16")
     p.add_argument("--threads", type=int, default=2, help="torch threads")
     p.add_argument("--eval", action=argparse.BooleanOptionalAction, default=True,
@@ -73,7 +73,7 @@ def fit(args: argparse.Namespace, train_set, out: Path) -> dict:
     import torch
     from safetensors.torch import save_file
 
-    from cachegate.cache.semantic.embedder import resolve_precision
+    from cachegate.cache.semantic.embedder import cpu_flags
     from cachegate.distill.data import examples
     from cachegate.distill.hf_model import save_folder, to_transformers
     from cachegate.distill.lora import adapter_tensors, add_adapters, merge_adapters
@@ -86,7 +86,7 @@ def fit(args: argparse.Namespace, train_set, out: Path) -> dict:
     xs = examples(checkpoint.tokenizer, train_set, checkpoint.config.eos_token_ids)
     cfg = TrainConfig(epochs=QUICK["epochs"] if args.quick else args.epochs, batch_size=args.batch_size,
                       lr=QUICK["lr"] if args.quick else args.lr, seed=args.seed,
-                      bf16=resolve_precision(args.precision) == "bfloat16")
+                      bf16=args.precision == "bfloat16" or (args.precision == "auto" and "amx_bf16" in cpu_flags()))
     result = train(model, adapters, xs, cfg, progress=not args.no_progress)
     out.mkdir(parents=True, exist_ok=True)
     (out / "adapter").mkdir(parents=True, exist_ok=True)       # apart: the engine loads every *.safetensors of DIR

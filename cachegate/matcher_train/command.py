@@ -182,11 +182,12 @@ def drop_verifier(out: Path) -> None:
 
 
 class PlainVectors:
-    """Plain MiniLM embeddings of texts (memoised on disk with --embedding-cache)."""
+    """Plain MiniLM embeddings of texts (memoised on disk with --embedding-cache), in float32 on every host: a
+    rebuild's training vectors do not depend on which precision the host serves faster."""
 
     def __init__(self, cache_dir: str | None) -> None:
         from cachegate.cache.semantic.embedder import PACKAGED, Embedder
-        self.embedder = Embedder(PACKAGED, cache_size=0)
+        self.embedder = Embedder(PACKAGED, cache_size=0, precision="float32")
         self.cache_dir = cache_dir
         self.known: dict[str, np.ndarray] = {}
 

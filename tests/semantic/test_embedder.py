@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from cachegate.cache.semantic import embedder as embedder_module
+from cachegate.cache.semantic import precision_timing
 from cachegate.cache.semantic.embedder import Embedder, batch_plan, native_bf16, resolve_precision
 
 
@@ -57,10 +58,44 @@ def test_bfloat16_agrees_with_float32():
     assert np.min(np.sum(a * b, axis=1)) > 0.999
 
 
-@pytest.mark.parametrize(("flags", "chosen"), [({"avx2"}, "float32"), ({"avx512_bf16"}, "float32"),
-                                                ({"avx512_bf16", "amx_bf16"}, "bfloat16")])
-def test_auto_precision_is_bfloat16_only_where_amx_makes_it_faster(monkeypatch, flags, chosen):
+@pytest.mark.parametrize(("flags", "faster", "chosen"), [
+    ({"avx2"}, True, "float32"),                           # emulated bfloat16: never, whatever a timing says
+    ({"avx512_bf16"}, False, "float32"),                   # native but slower on this host
+    ({"avx512_bf16"}, True, "bfloat16"),                   # native and faster on this host
+    ({"avx512_bf16", "amx_bf16"}, False, "bfloat16"),      # AMX tiles: always, untimed
+])
+def test_auto_precision_is_bfloat16_where_amx_or_a_timing_says_it_is_faster(monkeypatch, flags, faster, chosen):
+    timed = []
+
+    def timing(model, threads):
+        timed.append((model, threads))
+        ms = {"float32": 10.0, "bfloat16": 6.0 if faster else 14.0}
+        return precision_timing.PrecisionTiming(ms, ms)
     monkeypatch.setattr(embedder_module, "cpu_flags", lambda: flags)
-    assert resolve_precision("auto") == chosen
+    monkeypatch.setattr(precision_timing, "timed_precisions", timing)
+    assert resolve_precision("auto", "some-model", 2) == chosen
+    assert timed == ([("some-model", 2)] if flags == {"avx512_bf16"} else [])
     assert resolve_precision("float32") == "float32" and resolve_precision("bfloat16") == "bfloat16"
     assert embedder_module.native_bf16() is bool(flags & {"avx512_bf16", "amx_bf16"})
+
+
+@pytest.mark.parametrize(("lone", "batch", "chosen"), [
+    ((10.0, 6.0), (90.0, 60.0), "bfloat16"),
+    ((10.0, 9.0), (60.0, 99.0), "float32"),     # faster alone, slower on a batch: float32 serves more under load
+    ((10.0, 11.0), (90.0, 60.0), "float32"),
+])
+def test_bfloat16_must_win_alone_and_on_a_batch(lone, batch, chosen):
+    timing = precision_timing.PrecisionTiming(dict(zip(precision_timing.COMPARED, lone)),
+                                              dict(zip(precision_timing.COMPARED, batch)))
+    assert timing.as_dict()["chosen"] == chosen
+
+
+@pytest.mark.skipif(not native_bf16(), reason="this CPU has no native bfloat16")
+def test_the_timing_runs_both_precisions_and_lets_the_loser_go():
+    precision_timing.timed_precisions.cache_clear()
+    for p in precision_timing.COMPARED:       # loaded by earlier tests: the timing keeps what it did not load
+        embedder_module.unload(embedder_module.PACKAGED, p)
+    timing = precision_timing.timed_precisions(embedder_module.PACKAGED, 1)
+    assert all(0 < timing.lone_ms[p] < timing.batch_ms[p] < 10_000 for p in precision_timing.COMPARED)
+    kept = {p for p in precision_timing.COMPARED if embedder_module.is_loaded(embedder_module.PACKAGED, p)}
+    assert kept == {timing.as_dict()["chosen"]}

@@ -4,8 +4,9 @@ Lookups that arrive while the encoder is busy, or within `max_wait_ms` of each o
 call on a single worker thread, split into forward calls by a cost model (`batch_plan`): a call costs a fixed
 share (streaming the weights) plus its padded tokens, so short questions share one call and a long context gets
 its own; a queue of `SPLIT_AT` or more goes in two calls, so the loop works on the first half's lookups while the
-encoder runs the second. The model loads once per process and precision (bfloat16 where the CPU multiplies it
-natively) and runs as one frozen TorchScript graph where it can (`traced`). Recent texts are memoised.
+encoder runs the second. The model loads once per process and precision (`precision: auto`: bfloat16 where the
+CPU has AMX tiles, or has AVX512-BF16 and runs it faster when timed, `precision_timing`) and runs as one frozen
+TorchScript graph where it can (`traced`). Recent texts are memoised.
 """
 from __future__ import annotations
 
@@ -50,19 +51,25 @@ def native_bf16() -> bool:
     return bool(cpu_flags() & {"avx512_bf16", "amx_bf16"})
 
 
-def bf16_pays() -> bool:
-    """Whether bfloat16 is the faster precision for the embedder's batches: with AMX tiles it is about 3x faster
-    than float32. With AVX512-BF16 alone it is native but slower on a batch (16 questions in 99 ms against 61 ms;
-    `cachegate bench semantic` from 32 clients 122-133 lookups/s against 156-175) and no faster on one question
-    (lookup p50 within a millisecond either way), so float32 serves more."""
-    return "amx_bf16" in cpu_flags()
+def bf16_pays(model: str = PACKAGED, threads: int = 1) -> bool:
+    """Whether bfloat16 is the faster precision for the embedder here. With AMX tiles it is, about 3x; without
+    native bfloat16 it is not. With AVX512-BF16 alone it depends on the host, so it is timed (`timed_precisions`):
+    one EPYC gave 16 questions in 99 ms against 61 ms in float32, another (the same CPU model, 2026-12-07) 58-65 ms
+    against 94-106 and one question in 6-7 ms against 10-11. Either way the vectors agree to 1e-4 in cosine."""
+    flags = cpu_flags()
+    if "amx_bf16" in flags:
+        return True
+    if "avx512_bf16" not in flags:
+        return False
+    from cachegate.cache.semantic.precision_timing import timed_precisions
+    return timed_precisions(model, threads).bf16_faster
 
 
-def resolve_precision(precision: str) -> str:
+def resolve_precision(precision: str, model: str = PACKAGED, threads: int = 1) -> str:
     if precision not in PRECISIONS:
         raise ValueError(f"embedder precision must be one of {PRECISIONS}, not {precision!r}")
     if precision == "auto":
-        return "bfloat16" if bf16_pays() else "float32"
+        return "bfloat16" if bf16_pays(model, threads) else "float32"
     return precision
 
 
@@ -75,6 +82,17 @@ def load_model(model: str = PACKAGED, precision: str = "float32"):
             loaded = SentenceTransformer(resolve_path(model), device="cpu")
             _models[model, precision] = loaded.to(getattr(torch, precision))
         return _models[model, precision]
+
+
+def is_loaded(model: str, precision: str) -> bool:
+    return (model, precision) in _models
+
+
+def unload(model: str, precision: str) -> None:
+    """Let the process's copy of `model` in `precision` go (embedders holding it keep theirs)."""
+    with _models_lock:
+        _models.pop((model, precision), None)
+        _forwards.pop((model, precision), None)
 
 
 def load_forward(model: str = PACKAGED, precision: str = "float32", trace: bool = True):
@@ -98,8 +116,8 @@ class Embedder:
                  max_chars: int = 2000, cache_size: int = 4096, precision: str = "auto", threads: int = 1,
                  trace: bool = True) -> None:
         self.model_name = model
-        self.precision = resolve_precision(precision)
         self.threads = threads
+        self.precision = resolve_precision(precision, model, threads)
         self.max_batch = max_batch
         self.max_wait_s = max_wait_ms / 1000
         self.max_chars = max_chars
