@@ -32,6 +32,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fill", type=int, default=10_000, help="semantic entries the gateway holds")
     p.add_argument("--driver", default="auto", choices=["auto", "wrk", "asyncio"],
                    help="load generator: wrk when installed (auto), or the built-in asyncio client")
+    p.add_argument("--precision", default="auto", choices=["auto", "float32", "bfloat16"],
+                   help="the gateway embedder's precision (auto: as `make serve` picks it on this host)")
     p.add_argument("--quick", action="store_true", help="2 s per path and 1,000 entries (a smoke run)")
     p.add_argument("--out", default="bench-gateway", help="folder for the JSON and the PNG")
     p.add_argument("--json", action="store_true", help="print one JSON line instead of the table")
@@ -43,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     with ExitStack() as stack:
         echo = stack.enter_context(server("echo"))
         gateway = stack.enter_context(server("gateway", "--upstream", f"http://127.0.0.1:{echo}/v1",
-                                             "--fill", str(args.fill)))
+                                             "--fill", str(args.fill), "--precision", args.precision))
         semantic = warm(gateway)
         load = {"connections": args.connections, "duration_s": args.duration_s, "driver": args.driver}
         paths = {"echo": measure(echo, [chat_body(QUESTIONS[0])], **load),
@@ -100,6 +102,7 @@ def report(paths: dict, semantic: dict, args: argparse.Namespace) -> dict:
     echo, exact = paths["echo"], paths["exact_hit"]
     return {"cpus": os.cpu_count(), "load_average": [round(x, 2) for x in os.getloadavg()],
             "connections": args.connections, "duration_s": args.duration_s, "semantic_entries": args.fill,
+            "precision": args.precision,
             "paths": paths, "semantic_warm": semantic,
             "exact_hit_rps": exact["rps"], "echo_rps": echo["rps"], "ratio": round(exact["rps"] / echo["rps"], 3),
             "exact_hit_p50_over_echo_p50": round(exact["p50_ms"] / echo["p50_ms"], 3),
@@ -109,9 +112,9 @@ def report(paths: dict, semantic: dict, args: argparse.Namespace) -> dict:
 
 
 def table(r: dict, out: Path) -> str:
-    lines = [f"gateway hit path vs a bare FastAPI echo ({r['cpus']} CPUs, load average {r['load_average']}, "
-             f"{r['connections']} connections, {r['duration_s']:g} s per path, driver "
-             f"{r['paths']['echo']['driver']})",
+    lines = [(f"gateway hit path vs a bare FastAPI echo ({r['cpus']} CPUs, load average {r['load_average']}, "
+              f"{r['connections']} connections, {r['duration_s']:g} s per path, driver "
+              f"{r['paths']['echo']['driver']}, embedder precision {r.get('precision', 'auto')})"),
              f"{'path':<20}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'errors':>8}"]
     for name, p in r["paths"].items():
         lines.append(f"{name:<20}{p['rps']:>10}{p['p50_ms']:>10}{p['p99_ms']:>10}{p['errors']:>8}")

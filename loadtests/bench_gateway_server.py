@@ -50,12 +50,13 @@ def echo_app() -> FastAPI:
     return app
 
 
-def gateway_settings(port: int, upstream: str):
+def gateway_settings(port: int, upstream: str, precision: str = "auto"):
     from cachegate.settings import load_settings
     return load_settings(env={}, overrides={
         "server": {"port": port, "log_level": "warning"},
         "models": [{"name": "bench", "backend": "upstream", "replicas": [upstream], "max_context": 4096}],
-        "cache": {"semantic": {"embedder": {"cache_size": 0}}},   # every paraphrase is embedded anew
+        "cache": {"semantic": {"embedder": {"cache_size": 0,      # every paraphrase is embedded anew
+                                            "precision": precision}}},
     })
 
 
@@ -66,7 +67,7 @@ async def fill_semantic(app, entries: int) -> None:
     from loadtests.semantic_fill import DATA_DIR, fill, questions
     services = app.state.services
     body = ENDPOINT_SCHEMAS["chat"].model_validate(json.loads(chat_body("x")))
-    route, like = await services.gateway.route("chat", to_backend_request(body))
+    _route, like = await services.gateway.route("chat", to_backend_request(body))
     stored, _ = questions(DATA_DIR)
     await fill(services.semantic, entries, stored, like=like)
 
@@ -80,7 +81,7 @@ async def serve(args: argparse.Namespace) -> None:
         config = uvicorn.Config(echo_app(), host="127.0.0.1", port=args.port, log_level="warning")
         app = None
     else:
-        settings = gateway_settings(args.port, args.upstream)
+        settings = gateway_settings(args.port, args.upstream, args.precision)
         app = create_app(settings)
         config = uvicorn_config(app, settings, host="127.0.0.1", port=args.port)
     server = uvicorn.Server(config)
@@ -99,6 +100,7 @@ def main() -> None:
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--upstream", help="gateway: the echo app's base URL (…/v1)")
     p.add_argument("--fill", type=int, default=0, help="gateway: semantic entries to fill in")
+    p.add_argument("--precision", default="auto", help="gateway: the embedder's precision")
     args = p.parse_args()
     try:
         import uvloop
