@@ -49,8 +49,8 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit("give --pairs FILE.csv, --paraphrases FILE.json, --intents FILE.json and/or --multiturn FILE.json")
     if not 0.0 < args.coverage <= 1.0:
         raise SystemExit(f"--coverage is a share of the intents in (0, 1], not {args.coverage}")
-    report: dict = {"policy": args.policy}
     embedder = Embedder(PACKAGED, cache_size=10 ** 7)
+    report: dict = {"policy": args.policy, "embedder_precision": embedder.precision}
     if args.pairs:
         pairs = datasets.read_pairs_csv(args.pairs)
         vectors = datasets.embed_all(embedder, [t for p in pairs for t in (p.a, p.b)], args.embedding_cache)
@@ -107,7 +107,7 @@ def run_intents(args: argparse.Namespace, embedder: Embedder) -> dict:
 
 # -- printing -------------------------------------------------------------------------------------
 def table(report: dict) -> str:
-    lines = [f"policy: {report['policy']}"]
+    lines = [f"policy: {report['policy']}, embedder in {report.get('embedder_precision', 'float32')}"]
     if "pair" in report:
         p = report["pair"]
         lines += [f"pair mode ({p['rows']} rows, {p['duplicates']} duplicates)",

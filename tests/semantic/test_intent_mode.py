@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -73,3 +74,12 @@ def test_eval_refuses_a_coverage_outside_zero_to_one():
     evaluate.add_arguments(p)
     with pytest.raises(SystemExit, match="coverage"):
         evaluate.run(p.parse_args(["--intents", str(TINY), "--coverage", "0"]))
+
+
+def test_eval_reports_the_precision_its_embedder_ran_in(capsys):
+    p = argparse.ArgumentParser()
+    evaluate.add_arguments(p)
+    assert evaluate.run(p.parse_args(["--intents", str(TINY), "--json"])) == 0
+    report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert report["embedder_precision"] == Embedder(cache_size=0).precision
+    assert report["embedder_precision"] in ("float32", "bfloat16")
