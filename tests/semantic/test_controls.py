@@ -146,3 +146,11 @@ def test_admin_needs_the_token(client):
     r = client.post("/admin/semantic/invalidate", json={}, headers=ADMIN)
     assert r.status_code == 400 and r.json()["error"]["type"] == "invalid_request_error"
     assert client.delete("/admin/semantic/entries/nothex", headers=ADMIN).status_code == 400
+
+
+def test_admin_figures_count_the_embedder_and_name_its_precision(client, tier):
+    ask(client, QUESTION)
+    ask(client, PARAPHRASE)
+    embedder = client.get("/admin/semantic", headers=ADMIN).json()["embedder"]
+    assert embedder["encoded"] >= 2 and embedder["batches"] >= 1
+    assert embedder["precision"] == tier.embedder.precision in ("float32", "bfloat16")

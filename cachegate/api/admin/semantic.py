@@ -48,7 +48,8 @@ async def figures(http: Request) -> dict[str, Any]:
     return {"entries": len(tier.catalog), "bytes": tier.catalog.bytes, "scopes": len(tier.catalog.scopes),
             "approximate_scopes": sum(ix.kind == "ivf" for ix in scopes), "rebuilds": tier.catalog.rebuilds,
             "counts": dict(tier.counts), "embedder": {"batches": tier.embedder.batches,
-                                                       "encoded": tier.embedder.encoded},
+                                                       "encoded": tier.embedder.encoded,
+                                                       "precision": tier.embedder.precision},
             "store": "up" if tier.entries.reachable else "down",
             "synced": None if tier.follower is None else tier.follower.synced.is_set()}
 
