@@ -99,3 +99,15 @@ def test_the_timing_runs_both_precisions_and_lets_the_loser_go():
     assert all(0 < timing.lone_ms[p] < timing.batch_ms[p] < 10_000 for p in precision_timing.COMPARED)
     kept = {p for p in precision_timing.COMPARED if encoder_models.is_loaded(encoder_models.PACKAGED, p)}
     assert kept == {timing.as_dict()["chosen"]}
+
+
+def test_a_precision_that_fails_to_time_leaves_float32(monkeypatch):
+    def broken(model):
+        raise RuntimeError("no bfloat16 kernel for this model")
+    monkeypatch.setattr(precision_timing, "time_both", broken)
+    precision_timing.timed_precisions.cache_clear()
+    try:
+        timing = precision_timing.timed_precisions("a-model-without-bf16", 1)
+    finally:
+        precision_timing.timed_precisions.cache_clear()
+    assert timing is precision_timing.FAILED and not timing.bf16_faster
