@@ -179,12 +179,11 @@ def load_average() -> list[float]:
 
 def embedder_precision(precision: str, threads: int) -> str:
     """The precision the embedder runs in; for `auto`, with the timing that chose it where one did."""
-    from cachegate.cache.semantic import precision_timing
-    from cachegate.cache.semantic.embedder import PACKAGED, cpu_flags, resolve_precision
+    from cachegate.cache.semantic.embedder import PACKAGED, resolve_precision, timing_for
     chosen = resolve_precision(precision, PACKAGED, threads)
-    if precision != "auto" or "amx_bf16" in cpu_flags() or "avx512_bf16" not in cpu_flags():
+    timing = timing_for(PACKAGED, threads) if precision == "auto" else None
+    if timing is None:
         return chosen
-    timing = precision_timing.timed_precisions(PACKAGED, threads)
     return (f"auto: {chosen}, timed 1 / 16 questions {timing.lone_ms['float32']:g} / {timing.batch_ms['float32']:g} ms"
             f" float32, {timing.lone_ms['bfloat16']:g} / {timing.batch_ms['bfloat16']:g} bfloat16")
 

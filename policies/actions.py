@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from policies.tokens import words
+
 ACTIONS: dict[str, tuple[str, ...]] = {       # an action and the verb forms that say it
     "cancel": ("cancel", "call off", "terminate"),
     "pause": ("pause", "put on hold", "suspend"),
@@ -80,13 +82,12 @@ DETERMINERS = frozenset({"a", "an", "the", "my", "your", "our", "his", "her", "t
                          "these", "those", "any", "each", "every", "some", "no", "another"})
 VERB_SLOT = frozenset({"to", "i", "we", "you", "they", "me", "us", "please", "and", "or", "not", "can", "will",
                        "should", "would", "could", "do", "did", "must", "may", "might", "then", "also"})
-_WORD = re.compile(r"[a-z']+")
 
 
 def noun_use(before: str) -> bool:
     """A verb form used as a noun, told by what precedes it: a determiner ("my purchase", "a transfer") or a
     determiner and one more word that cannot stand before a verb ("my last purchase", "a bank transfer")."""
-    w = _WORD.findall(before.lower())[-2:]
+    w = words(before)[-2:]
     return bool(w) and (w[-1] in DETERMINERS or (len(w) == 2 and w[0] in DETERMINERS and w[1] not in VERB_SLOT))
 
 

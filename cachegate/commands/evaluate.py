@@ -107,7 +107,7 @@ def run_intents(args: argparse.Namespace, embedder: Embedder) -> dict:
 
 # -- printing -------------------------------------------------------------------------------------
 def table(report: dict) -> str:
-    lines = [f"policy: {report['policy']}, embedder in {report.get('embedder_precision', 'float32')}"]
+    lines = [f"policy: {report['policy']}, embedder in {report['embedder_precision']}"]
     if "pair" in report:
         p = report["pair"]
         lines += [f"pair mode ({p['rows']} rows, {p['duplicates']} duplicates)",

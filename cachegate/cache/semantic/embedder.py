@@ -52,12 +52,17 @@ def bf16_pays(model: str = PACKAGED, threads: int = 1) -> bool:
     native bfloat16 it is not. With AVX512-BF16 alone it depends on the host, so it is timed (`timed_precisions`):
     one EPYC gave 16 questions in 99 ms against 61 ms in float32, another (the same CPU model, 2026-12-07) 58-65 ms
     against 94-106 and one question in 6-7 ms against 10-11. Either way the vectors agree to 1e-4 in cosine."""
+    timing = timing_for(model, threads)
+    return "amx_bf16" in cpu_flags() if timing is None else timing.bf16_faster
+
+
+def timing_for(model: str = PACKAGED, threads: int = 1) -> precision_timing.PrecisionTiming | None:
+    """The timing `precision: auto` decides by on this CPU (AVX512-BF16 without AMX); None where the CPU's flags
+    decide alone."""
     flags = cpu_flags()
-    if "amx_bf16" in flags:
-        return True
-    if "avx512_bf16" not in flags:
-        return False
-    return precision_timing.timed_precisions(model, threads).bf16_faster
+    if "amx_bf16" in flags or "avx512_bf16" not in flags:
+        return None
+    return precision_timing.timed_precisions(model, threads)
 
 
 def resolve_precision(precision: str, model: str = PACKAGED, threads: int = 1) -> str:

@@ -7,7 +7,7 @@ float32 weights (42 MB of layers) no longer stay in the last-level cache between
 (21 MB) do. A lookup's embedding is most of its latency, so `precision: auto` times one question and a batch of
 sixteen in each precision, each model as the embedder runs it (the frozen graph, on `threads` torch threads),
 alternating the two a few times and keeping each one's fastest, and takes bfloat16 only when it is faster at both.
-The vectors agree to 1e-4 in cosine either way, so the choice moves no decision. About two seconds, once.
+The vectors agree to 1e-4 in cosine either way, so the choice moves no decision. About a second, once.
 """
 from __future__ import annotations
 
