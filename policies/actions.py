@@ -4,7 +4,8 @@ Two questions that ask for different actions want different answers however clos
 pause my subscription" / "how do I cancel my subscription"): `policies.differences` vetoes such a pair, and the
 matcher's training (`cachegate.matcher_train.actions`) makes minimal pairs from it. A lexicon of plain English
 action verbs, leaving out the forms that are nouns as often as verbs ("order", "return", "set").
-Pure Python.
+`asked_verb` finds the verb a question asks to do ("how do I *step down* my plan"), and `unrelated_asked_verbs`
+tells an action of the lexicon from a verb WordNet does not relate to it ("cancel" / "step down"). Pure Python.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import re
 from functools import lru_cache
 
 from policies.tokens import words
+from policies.wordnet_verbs import known, related
 
 ACTIONS: dict[str, tuple[str, ...]] = {       # an action and the verb forms that say it
     "cancel": ("cancel", "call off", "terminate"),
@@ -97,3 +99,44 @@ def actions_of(text: str, verbs_only: bool = False) -> frozenset[str]:
     track and buy, or track alone)."""
     return frozenset(ACTION_OF[m.group(1).lower()] for m in VERB.finditer(text)
                      if not (verbs_only and noun_use(text[:m.start()])))
+
+
+# What introduces the thing a question asks to do: the verb comes next ("how do I", "help me", "want to")
+REQUEST = re.compile(r"\b(?:how (?:do|can|could|would|should|will|may) (?:i|we|you)|how to|help me"
+                     r"|(?:want|need|like|have|trying|able|way|steps|possible|going|go) to"
+                     r"|(?:can|could|would|will|may) (?:i|you))\s+", re.IGNORECASE)
+# verbs too general to say an action: "get my receipt", "find my order", "make use of the line" ("see" is not:
+# WordNet links it to "view" and "check", and to nothing of "pay")
+LIGHT = frozenset({"be", "is", "are", "am", "get", "make", "do", "have", "go", "know", "find", "use",
+                   "take", "put", "give", "tell", "let", "keep", "ask", "try", "help", "say", "need", "want",
+                   "like", "come", "work", "look", "please", "start", "stop", "fix", "sort", "deal"})
+LONGEST_FORM = 4      # words in the longest action form ("get rid of", "put on hold")
+
+
+@lru_cache(maxsize=4096)
+def asked_verb(text: str) -> str | None:
+    """The verb (or verb phrase) after a question's last request opening, the longest that the lexicon or
+    WordNet knows: "Please explain how to send back a gift" -> "send back"; None without such an opening."""
+    t = text.lower()
+    ends = [m.end() for m in REQUEST.finditer(t)]
+    if not ends:
+        return None
+    following = re.findall(r"[a-z]+", t[ends[-1]:])[:LONGEST_FORM]
+    for n in range(len(following), 1, -1):
+        phrase = " ".join(following[:n])
+        if phrase in ACTION_OF or known(phrase):
+            return phrase
+    return following[0] if following else None
+
+
+def unrelated_asked_verbs(a: str, b: str) -> bool:
+    """One question asks for an action of the lexicon and the other asks with a verb the lexicon does not hold,
+    which WordNet relates to none of that action's forms: "cancel my membership" / "step down my membership".
+    General verbs (`LIGHT`) and verbs WordNet does not know never veto."""
+    va, vb = asked_verb(a), asked_verb(b)
+    if va is None or vb is None or (va in ACTION_OF) == (vb in ACTION_OF):
+        return False
+    action, other = (ACTION_OF[va], vb) if va in ACTION_OF else (ACTION_OF[vb], va)
+    if other.split()[0] in LIGHT or not known(other):
+        return False
+    return not any(related(form, other) for form in ACTIONS[action])

@@ -8,7 +8,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import NamedTuple
 
-from policies.actions import actions_of
+from policies.actions import actions_of, unrelated_asked_verbs
 from policies.tokens import STOP, content_sequence, names, numbers, past, person, question_word, stem, words
 
 NEGATIONS = frozenset({"not", "no", "never", "none", "nothing", "nobody", "neither", "nor"})
@@ -111,10 +111,12 @@ def by_chance(answer: str, free_text_words: int = 8) -> bool:
 def actions_differ(a: str, b: str) -> bool:
     """Both ask for an action and no action is on both sides ("pause" / "cancel", not "call off" / "cancel"),
     counting every form or only those used as verbs: "look at my purchase" / "trace my purchase" share a noun,
-    not an action."""
+    not an action; or one asks for an action with a verb WordNet does not relate to the other's ("cancel" /
+    "step down")."""
     def disjoint(x: frozenset[str], y: frozenset[str]) -> bool:
         return bool(x) and bool(y) and not x & y
-    return disjoint(actions_of(a), actions_of(b)) or disjoint(actions_of(a, True), actions_of(b, True))
+    return disjoint(actions_of(a), actions_of(b)) or disjoint(actions_of(a, True), actions_of(b, True)) \
+        or unrelated_asked_verbs(a, b)
 
 
 def same_wording(a: str, b: str) -> bool:

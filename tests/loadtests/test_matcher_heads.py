@@ -48,10 +48,10 @@ def test_training_pulls_paraphrases_together_and_pushes_the_hard_negative_away(s
 
 
 def test_replay_retrieves_by_plain_cosine_and_judges_by_the_carried_vectors():
-    cache = [("how do I open a savings account", "open"), ("how do I rename my savings account", "rename")]
+    cache = [("how do I open a savings account", "open"), ("what name is on my savings account", "name")]
     question = "what do I need to open a savings account"
     plain = {cache[0][0]: unit(np.array([1.0, 0.0, 0.0])), cache[1][0]: unit(np.array([0.0, 1.0, 0.0])),
-             question: unit(np.array([0.6, 0.8, 0.0]))}                   # plain: closer to "rename"
+             question: unit(np.array([0.6, 0.8, 0.0]))}                   # plain: closer to "name"
     carried = {cache[0][0]: unit(np.array([1.0, 0.0, 0.0])), cache[1][0]: unit(np.array([0.0, 1.0, 0.0])),
                question: unit(np.array([0.99, 0.1, 0.0]))}                # the head: "open", clearly
     policy = fitting.provisional(np.eye(3, dtype=np.float32), TrainSettings())

@@ -50,7 +50,7 @@ def test_the_features_are_read_against_the_closest_other_answer_and_count_the_sa
 
 def test_replay_keeps_the_evidence_of_the_best_servable_candidate():
     cache = [("how do I open a savings account", "open"), ("what is needed to open a savings account", "open"),
-             ("how do I rename my savings account", "rename")]
+             ("what name is on my savings account", "name")]
     question = "what do I need to open a savings account"
     e = np.eye(3, dtype=np.float32)
     vectors = {cache[0][0]: e[0], cache[1][0]: (e[0] + 0.3 * e[2]) / np.linalg.norm(e[0] + 0.3 * e[2]),
@@ -60,7 +60,7 @@ def test_replay_keeps_the_evidence_of_the_best_servable_candidate():
     assert out.right.tolist() == [True, False] and out.relevant.tolist() == [True, False]
     assert out.rivalled.all() and out.col("support")[0] == 1
     assert out.col("margin")[0] == pytest.approx(float(vectors[question] @ (e[0] - e[1])), abs=1e-5)
-    assert out.col("neighbour")[0] == pytest.approx(0.0, abs=1e-6)     # "open" entries are orthogonal to "rename"
+    assert out.col("neighbour")[0] == pytest.approx(0.0, abs=1e-6)     # "open" entries are orthogonal to "name"
 
 
 def test_an_entrys_neighbour_is_its_closest_entry_of_another_answer_never_its_own():
@@ -139,7 +139,7 @@ def test_the_logistic_floor_comes_from_out_of_fold_scores_and_holds_the_target()
 
 
 def test_absent_lookups_find_only_other_answers_and_every_one_served_is_wrong():
-    cache = [("how do I open a savings account", "open"), ("how do I rename my savings account", "rename")]
+    cache = [("how do I open a savings account", "open"), ("what name is on my savings account", "name")]
     question = "what do I need to open a savings account"
     e = np.eye(2, dtype=np.float32)
     vectors = {cache[0][0]: e[0], cache[1][0]: e[1], question: (0.9 * e[0] + 0.44 * e[1]) / np.linalg.norm([0.9, 0.44])}
@@ -147,7 +147,7 @@ def test_absent_lookups_find_only_other_answers_and_every_one_served_is_wrong():
     out = absent(policy, cache, [(question, "open"), ("anything else", None)], vectors | {"anything else": e[0]}, 2)
     assert len(out) == 1                                     # out-of-scope questions have no answer to take out
     assert not out.right.any() and not out.relevant.any()
-    assert out.col("tuned")[0] == pytest.approx(float(vectors[question] @ e[1]), abs=1e-5)   # "rename", the only one
+    assert out.col("tuned")[0] == pytest.approx(float(vectors[question] @ e[1]), abs=1e-5)   # "name", the only one
     assert not out.rivalled[0]                               # nothing of another answer is left to rival it
 
 

@@ -35,7 +35,7 @@ def test_a_close_entry_without_rival_answers_is_served():
 
 
 def test_an_entry_below_the_cut_is_a_miss():
-    index, decision = policy().choose([cand("how do i reset it", "how do i reboot the router", 0.7)], ["a"])
+    index, decision = policy().choose([cand("how do i reset it", "how do i reset the router", 0.7)], ["a"])
     assert index is None and decision.reason == "below the cut"
 
 
