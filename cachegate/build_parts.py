@@ -98,6 +98,7 @@ def build_semantic_tier(settings: Settings, store: GuardedStore, embedder: Embed
     from cachegate.cache.semantic.index import IndexConfig
     from cachegate.cache.semantic.tier import SemanticTier, TierConfig
     from cachegate.cache.semantic.verifier import Verifier
+    from policies import wordnet_verbs
     from policies.eviction import EvictionPolicy
     cfg = settings.cache.semantic
     single_threaded_blas()
@@ -112,6 +113,7 @@ def build_semantic_tier(settings: Settings, store: GuardedStore, embedder: Embed
         cfg=TierConfig(ttl_s=cfg.ttl_s, top_k=cfg.index.top_k, context_turns=cfg.context_turns,
                        max_context_chars=cfg.max_context_chars, history=cfg.history,
                        sweep_interval_s=cfg.sweep_interval_s))
+    wordnet_verbs.warm()          # the action veto's verb table, read by every lookup's vetoes
     folder = matcher_folder(cfg)
     if folder is not None and (folder / "verifier.safetensors").exists():
         tier.verifier = Verifier(str(folder), cfg.embedder.precision, cfg.embedder.threads)

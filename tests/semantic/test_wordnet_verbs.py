@@ -77,3 +77,16 @@ def test_shipped_table_is_whole_and_consistent():
     synsets = len(table["links"])
     assert all(0 <= s < synsets for senses in table["lemmas"].values() for s in senses)
     assert all(0 <= s < synsets for linked in table["links"] for s in linked)
+
+
+async def test_building_the_tier_loads_the_table_before_the_first_lookup():
+    from cachegate.build_parts import build_semantic_store, build_semantic_tier
+    from cachegate.settings import load_settings
+    from policies import wordnet_verbs
+    wordnet_verbs._table.cache_clear()
+    settings = load_settings(env={})
+    tier = build_semantic_tier(settings, build_semantic_store(settings))
+    try:
+        assert wordnet_verbs._table.cache_info().currsize == 1
+    finally:
+        await tier.close()
