@@ -82,3 +82,22 @@ def test_two_generated_answers_that_say_the_same_are_one_answer(second_answer, s
         await lookups.store(tier, "i lost my card", "Freeze a lost card in the app at once, then call us to block it.")
         return await lookups.served(tier, "when will my new card get here")     # tuned 0.94 and 0.91: rivals at any margin over 0.03
     assert asyncio.run(run()) == served_answer
+
+
+MEMBERSHIP = {"what are the steps to cancel my membership": "cancel", "how do i pause my membership": "pause",
+              "how do i update my card details": "card", "where is my parcel": "parcel"}
+
+
+@pytest.mark.parametrize(("question", "answer"), [
+    ("how can i cancel my membership", "cancel"),
+    ("how do i terminate my membership", "cancel"),           # the lexicon's own synonym
+    ("how would i step down my membership", None),            # a verb WordNet relates to no form of "cancel"
+])
+def test_a_verb_outside_the_lexicon_is_judged_by_wordnet(question, answer):
+    tier = evaluate.make_tier(argparse.Namespace(policy="packaged", threshold=0.9), Embedder())
+
+    async def run():
+        for cached, label in MEMBERSHIP.items():
+            await lookups.store(tier, cached, label)
+        return await lookups.served(tier, question)
+    assert asyncio.run(run()) == answer
