@@ -13,7 +13,7 @@ import re
 from functools import lru_cache
 
 from policies.tokens import words
-from policies.wordnet_verbs import known, related
+from policies.wordnet_verbs import base_form, known, related
 
 ACTIONS: dict[str, tuple[str, ...]] = {       # an action and the verb forms that say it
     "cancel": ("cancel", "call off", "terminate"),
@@ -110,6 +110,14 @@ REQUEST = re.compile(r"\b(?:how (?:do|can|could|would|should|will|may) (?:i|we|y
 LIGHT = frozenset({"be", "is", "are", "am", "get", "make", "do", "have", "go", "know", "find", "use",
                    "take", "put", "give", "tell", "let", "keep", "ask", "try", "help", "say", "need", "want",
                    "like", "come", "work", "look", "please", "start", "stop", "fix", "sort", "deal"})
+# verbs that also say an action but are left out of the lexicon (nouns as often as verbs: "my order", "a
+# return"; or asked of other things too: "file", "save"): they never make two actions differ, they only keep the
+# WordNet check from calling the pair unrelated ("buy" / "order", "check" / "review")
+ALSO: dict[str, tuple[str, ...]] = {
+    "buy": ("order",), "send back": ("return",), "check": ("review", "inspect", "look up", "monitor"),
+    "submit": ("file", "lodge"), "join": ("register", "enroll", "enrol"), "download": ("save", "export"),
+    "transfer": ("wire",), "reset": ("restore", "recover"), "track": ("locate", "monitor"), "share": ("forward",),
+}
 LONGEST_FORM = 4      # words in the longest action form ("get rid of", "put on hold")
 
 
@@ -131,12 +139,15 @@ def asked_verb(text: str) -> str | None:
 
 def unrelated_asked_verbs(a: str, b: str) -> bool:
     """One question asks for an action of the lexicon and the other asks with a verb the lexicon does not hold,
-    which WordNet relates to none of that action's forms: "cancel my membership" / "step down my membership".
-    General verbs (`LIGHT`) and verbs WordNet does not know never veto."""
+    which WordNet relates to none of that action's forms (nor to its `ALSO` verbs, nor shares their head verb:
+    "print" / "print out"): "cancel my membership" / "step down my membership". General verbs (`LIGHT`) and verbs
+    WordNet does not know never veto."""
     va, vb = asked_verb(a), asked_verb(b)
     if va is None or vb is None or (va in ACTION_OF) == (vb in ACTION_OF):
         return False
     action, other = (ACTION_OF[va], vb) if va in ACTION_OF else (ACTION_OF[vb], va)
     if other.split()[0] in LIGHT or not known(other):
         return False
-    return not any(related(form, other) for form in ACTIONS[action])
+    forms = ACTIONS[action] + ALSO.get(action, ())
+    head = base_form(other.split()[0])
+    return not any(related(form, other) or base_form(form.split()[0]) == head for form in forms)
