@@ -150,4 +150,5 @@ def unrelated_asked_verbs(a: str, b: str) -> bool:
         return False
     forms = ACTIONS[action] + ALSO.get(action, ())
     head = base_form(other.split()[0])
-    return not any(related(form, other) or base_form(form.split()[0]) == head for form in forms)
+    return not any(related(form, other) or (head is not None and base_form(form.split()[0]) == head)
+                   for form in forms)
