@@ -129,7 +129,7 @@ def asked_verb(text: str) -> str | None:
     ends = [m.end() for m in REQUEST.finditer(t)]
     if not ends:
         return None
-    following = re.findall(r"[a-z]+", t[ends[-1]:])[:LONGEST_FORM]
+    following = words(t[ends[-1]:])[:LONGEST_FORM]
     for n in range(len(following), 1, -1):
         phrase = " ".join(following[:n])
         if phrase in ACTION_OF or known(phrase):
@@ -146,9 +146,10 @@ def unrelated_asked_verbs(a: str, b: str) -> bool:
     if va is None or vb is None or (va in ACTION_OF) == (vb in ACTION_OF):
         return False
     action, other = (ACTION_OF[va], vb) if va in ACTION_OF else (ACTION_OF[vb], va)
-    if other.split()[0] in LIGHT or not known(other):
+    first = other.split()[0]
+    if first in LIGHT or not known(other):
         return False
     forms = ACTIONS[action] + ALSO.get(action, ())
-    head = base_form(other.split()[0])
+    head = base_form(first)
     return not any(related(form, other) or (head is not None and base_form(form.split()[0]) == head)
                    for form in forms)

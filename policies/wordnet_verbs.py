@@ -1,6 +1,7 @@
 """Whether two English verbs can say the same thing, by WordNet: "step down" and "cancel" cannot, "look up" and
 "check" can only through a sense WordNet links. Reads the table `policies.wordnet_build` cuts from WordNet
-(`data/wordnet_verbs.json`, 0.5 MB, loaded on first use). Pure Python.
+(`data/wordnet_verbs.json`, 0.5 MB, loaded by `warm()` when the semantic tier is built, or on first use). Pure
+Python.
 """
 from __future__ import annotations
 
