@@ -15,6 +15,11 @@ NEGATIONS = frozenset({"not", "no", "never", "none", "nothing", "nobody", "neith
 REPLIES = frozenset({"yes", "no"})   # "No, it does not exist": a reply, not a negation
 # "I don't know how to ...", "not sure what ...", "no idea where ...": the speaker's doubt, not the question's
 HEDGES = frozenset({"know", "sure", "certain", "idea", "clue"})
+# Words that say something did not happen or does not work: "the top up failed" and "the top up didn't go
+# through" ask the same, so a negation the other side says with one of these is no difference. ("wrong" is not
+# one: "went to the wrong address" / "never showed up" are two problems.)
+FAILURE = frozenset({"fail", "fails", "failed", "failing", "failure", "unsuccessful", "unable", "missing", "broken",
+                     "stuck", "declined", "rejected", "refused", "denied"})
 ASKING = frozenset({"how", "what", "where", "when", "why", "which", "who", "if", "whether"})
 DIRECTIONAL = frozenset({"to", "into", "than", "from", "over", "onto", "towards", "toward"})
 _PAIRS = ("enable disable, upgrade downgrade, increase decrease, buy sell, import export, before after, "
@@ -56,6 +61,7 @@ class Keys(NamedTuple):
     seen: frozenset[str]                      # its words and their stems
     stems: frozenset[str]
     negated: bool
+    failure: bool                             # says something failed (`FAILURE`)
     roles: frozenset[tuple[str, str, str]]    # (before, directional word, after)
 
 
@@ -64,7 +70,7 @@ def keys_of(text: str) -> Keys:
     w = words(text)
     stems = frozenset(stem(t) for t in w)
     return Keys(tuple(w), frozenset(numbers(text)), frozenset(names(text)), frozenset(w) | stems, stems,
-                negated(w), frozenset(role_pairs(w)))
+                negated(w), not FAILURE.isdisjoint(w), frozenset(role_pairs(w)))
 
 
 def relation(a: str, b: str, cosine: float) -> Relation:
@@ -83,7 +89,7 @@ def key_differences(a: str, b: str) -> list[str]:
     """The names of the vetoes that fire for this pair (empty: nothing key differs)."""
     ka, kb = keys_of(a), keys_of(b)
     checks = {"numbers": ka.numbers != kb.numbers, "names": names_differ(ka, kb),
-              "negation": ka.negated != kb.negated, "opposites": opposites(ka.stems, kb.stems),
+              "negation": negation_differs(ka, kb), "opposites": opposites(ka.stems, kb.stems),
               "action": actions_differ(a, b), "direction": swapped(ka, kb)}
     return [name for name, fired in checks.items() if fired]
 
@@ -131,6 +137,16 @@ def names_differ(ka: Keys, kb: Keys) -> bool:
     """A named thing (capitalised word, acronym) on one side that the other side does not mention at all."""
     return any(n not in kb.seen and stem(n) not in kb.seen for n in ka.names) or \
         any(n not in ka.seen and stem(n) not in ka.seen for n in kb.names)
+
+
+def negation_differs(ka: Keys, kb: Keys) -> bool:
+    """One side is negated and the other does not say the same with a failure word: "my card works" / "my card
+    doesn't work" differ, "my card is broken" / "my card doesn't work" do not, "my top up failed" / "my top up
+    didn't fail" do."""
+    if ka.negated == kb.negated:
+        return False
+    plain, negative = (kb, ka) if ka.negated else (ka, kb)
+    return not plain.failure or negative.failure
 
 
 def negated(tokens: list[str]) -> bool:

@@ -78,6 +78,21 @@ def test_hedges_and_conditions_are_not_negations(a, b):
     assert "negation" not in key_differences(a, b)
 
 
+@pytest.mark.parametrize(("a", "b", "differ"), [
+    ("My top up failed", "The top up didn't go through", False),
+    ("My card is broken", "My card doesn't work", False),
+    ("My card is stuck in the ATM", "The ATM didn't give my card back", False),
+    ("Why was my transfer rejected?", "Why didn't my transfer go through?", False),
+    ("My card works", "My card doesn't work", True),                        # no failure word on the plain side
+    ("My top up failed", "My top up didn't fail", True),                    # the negation undoes the failure
+    ("My parcel went to the wrong address", "My parcel never showed up", True),   # "wrong" is another problem
+])
+def test_a_failure_word_says_what_a_negation_says(a, b, differ):
+    """A negation on one side and a word of failure on the other ask the same: no negation veto."""
+    assert ("negation" in key_differences(a, b)) is differ
+    assert ("negation" in key_differences(b, a)) is differ
+
+
 def test_same_wording_ignores_function_words_and_framing_only():
     assert same_wording("How do I reset my password?", "How can I reset my password?")
     assert same_wording("How do I reset my password?", "How is it possible to reset my password")   # framing
