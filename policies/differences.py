@@ -10,6 +10,7 @@ from typing import NamedTuple
 
 from policies.actions import actions_of, unrelated_asked_verbs
 from policies.tokens import STOP, content_sequence, names, numbers, past, person, question_word, stem, words
+from policies.wordnet_verbs import base_form
 
 NEGATIONS = frozenset({"not", "no", "never", "none", "nothing", "nobody", "neither", "nor"})
 REPLIES = frozenset({"yes", "no"})   # "No, it does not exist": a reply, not a negation
@@ -20,6 +21,11 @@ HEDGES = frozenset({"know", "sure", "certain", "idea", "clue"})
 # one: "went to the wrong address" / "never showed up" are two problems.)
 FAILURE = frozenset({"fail", "fails", "failed", "failing", "failure", "unsuccessful", "unable", "missing", "broken",
                      "stuck", "declined", "rejected", "refused", "denied"})
+# "not" and "no" negate the next word that carries meaning ("I do not really need ..." -> "need"); "never",
+# "nobody", "nothing" speak of an event as a whole ("nobody told me", "it never showed up").
+SCOPED_NEGATIONS = frozenset({"not", "no"})
+NEGATION_SKIPS = STOP | {"really", "actually", "even", "just", "yet", "still", "very", "too", "quite", "longer",
+                         "ever", "always"}
 ASKING = frozenset({"how", "what", "where", "when", "why", "which", "who", "if", "whether"})
 DIRECTIONAL = frozenset({"to", "into", "than", "from", "over", "onto", "towards", "toward"})
 _PAIRS = ("enable disable, upgrade downgrade, increase decrease, buy sell, import export, before after, "
@@ -62,6 +68,7 @@ class Keys(NamedTuple):
     stems: frozenset[str]
     negated: bool
     failure: bool                             # says something failed (`FAILURE`)
+    negates: frozenset[str] | None            # the words its negations negate, and their stems; None: one is unscoped
     roles: frozenset[tuple[str, str, str]]    # (before, directional word, after)
 
 
@@ -69,8 +76,10 @@ class Keys(NamedTuple):
 def keys_of(text: str) -> Keys:
     w = words(text)
     stems = frozenset(stem(t) for t in w)
+    targets = negated_words(w)
     return Keys(tuple(w), frozenset(numbers(text)), frozenset(names(text)), frozenset(w) | stems, stems,
-                negated(w), not FAILURE.isdisjoint(w), frozenset(role_pairs(w)))
+                negated(w), not FAILURE.isdisjoint(w),
+                None if targets is None else frozenset(targets) | {stem(t) for t in targets}, frozenset(role_pairs(w)))
 
 
 def relation(a: str, b: str, cosine: float) -> Relation:
@@ -140,13 +149,18 @@ def names_differ(ka: Keys, kb: Keys) -> bool:
 
 
 def negation_differs(ka: Keys, kb: Keys) -> bool:
-    """One side is negated and the other does not say the same with a failure word: "my card works" / "my card
-    doesn't work" differ, "my card is broken" / "my card doesn't work" do not, "my top up failed" / "my top up
-    didn't fail" do."""
+    """One side is negated, and what it negates is asked on the other side too: "my card works" / "my card doesn't
+    work" differ; "I don't need the reservation anymore" / "cancel my reservation" and "don't forget to set an
+    alarm" / "set an alarm" do not, nor does a failure word saying what the negation says ("my card is broken" /
+    "my card doesn't work"; but "my top up failed" / "my top up didn't fail" do). A negation of a whole event
+    ("nobody told me", "it never arrived") always differs."""
     if ka.negated == kb.negated:
         return False
     plain, negative = (kb, ka) if ka.negated else (ka, kb)
-    return not plain.failure or negative.failure
+    if plain.failure and not negative.failure:
+        return False
+    return negative.negates is None or not negative.negates.isdisjoint(plain.seen) or \
+        any(base_form(w) in negative.negates for w in plain.words)          # "worked" / "didn't work"
 
 
 def negated(tokens: list[str]) -> bool:
@@ -156,6 +170,19 @@ def negated(tokens: list[str]) -> bool:
     start = 1 if tokens and tokens[0] in REPLIES else 0
     return sum(t in NEGATIONS and not hedge(tokens, i) and not conditional(tokens, i)
                for i, t in enumerate(tokens) if i >= start) % 2 == 1
+
+
+def negated_words(tokens: list[str]) -> list[str] | None:
+    """The word each counted negation negates: the next one that is not a function word or an adverb of degree
+    ("I do not really need it" -> "need"). None when a negation is one of a whole event ("never", "nobody")."""
+    out = []
+    for i, t in enumerate(tokens):
+        if t not in NEGATIONS or (i == 0 and t in REPLIES) or hedge(tokens, i) or conditional(tokens, i):
+            continue
+        if t not in SCOPED_NEGATIONS:
+            return None
+        out += next(([x] for x in tokens[i + 1:] if x not in NEGATION_SKIPS and x not in NEGATIONS), [])
+    return out
 
 
 def hedge(tokens: list[str], i: int) -> bool:

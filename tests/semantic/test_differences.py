@@ -126,3 +126,19 @@ def test_tokens_expand_contractions_and_keep_other_scripts():
 def test_actions_used_as_nouns_are_told_from_verbs(text, verbs, every):
     assert actions_of(text, verbs_only=True) == verbs
     assert actions_of(text) == every
+
+
+@pytest.mark.parametrize(("a", "b", "differ"), [
+    ("Is the store not open on Sunday?", "Is the store open on Sunday?", True),
+    ("Why can't I lose weight?", "How can I lose weight?", True),
+    ("My card didn't work yesterday", "My card worked yesterday", True),          # the verb's base form
+    ("I do not really need the reservation anymore", "Do I need a reservation?", True),   # past the adverb
+    ("I don't need the reservation anymore", "Cancel my reservation", False),
+    ("Don't forget to set an alarm for noon", "Set an alarm for noon", False),
+    ("I can't understand the language you answer in", "Change the language to English", False),
+    ("Nobody told me my trial had ended", "Can you help me end my trial?", True),   # a whole event: unscoped
+    ("My parcel never showed up", "Where is my parcel?", True),
+])
+def test_a_negation_differs_when_what_it_negates_is_asked_on_the_other_side(a, b, differ):
+    assert ("negation" in key_differences(a, b)) is differ
+    assert ("negation" in key_differences(b, a)) is differ
