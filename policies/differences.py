@@ -16,11 +16,15 @@ NEGATIONS = frozenset({"not", "no", "never", "none", "nothing", "nobody", "neith
 REPLIES = frozenset({"yes", "no"})   # "No, it does not exist": a reply, not a negation
 # "I don't know how to ...", "not sure what ...", "no idea where ...": the speaker's doubt, not the question's
 HEDGES = frozenset({"know", "sure", "certain", "idea", "clue"})
-# Words that say something did not happen or does not work: "the top up failed" and "the top up didn't go
-# through" ask the same, so a negation the other side says with one of these is no difference. ("wrong" is not
-# one: "went to the wrong address" / "never showed up" are two problems.)
-FAILURE = frozenset({"fail", "fails", "failed", "failing", "failure", "unsuccessful", "unable", "missing", "broken",
-                     "stuck", "declined", "rejected", "refused", "denied"})
+# Words that say with a word what a negation says: "the top up failed" / "the top up didn't go through", "I lost
+# my phone" / "I cannot find my phone", "that is the wrong answer" / "that isn't the right answer".
+NEGATIVE = frozenset({"fail", "fails", "failed", "failing", "failure", "unsuccessful", "unable", "missing", "broken",
+                      "stuck", "declined", "rejected", "refused", "denied", "lost", "unsure", "wrong", "incorrect",
+                      "unusable", "damaged"})
+# Verbs of wanting and minding: "I don't need the reservation anymore" asks to cancel it, "don't forget to set an
+# alarm" asks to set one; a negated event ("my refund hasn't arrived") reports a problem.
+WISHES = frozenset({"need", "want", "forget", "understand", "like", "remember", "care", "mind", "wish"})
+WANTING = frozenset({"need", "want", "like", "wish", "care"})     # "don't forget to set it" still asks to set it
 # "not" and "no" negate the next word that carries meaning ("I do not really need ..." -> "need"); "never",
 # "nobody", "nothing" speak of an event as a whole ("nobody told me", "it never showed up").
 SCOPED_NEGATIONS = frozenset({"not", "no"})
@@ -67,7 +71,7 @@ class Keys(NamedTuple):
     seen: frozenset[str]                      # its words and their stems
     stems: frozenset[str]
     negated: bool
-    failure: bool                             # says something failed (`FAILURE`)
+    negative: bool                            # says something with a negative word (`NEGATIVE`)
     negates: frozenset[str] | None            # the words its negations negate, and their stems; None: one is unscoped
     roles: frozenset[tuple[str, str, str]]    # (before, directional word, after)
 
@@ -78,7 +82,7 @@ def keys_of(text: str) -> Keys:
     stems = frozenset(stem(t) for t in w)
     targets = negated_words(w)
     return Keys(tuple(w), frozenset(numbers(text)), frozenset(names(text)), frozenset(w) | stems, stems,
-                negated(w), not FAILURE.isdisjoint(w),
+                negated(w), not NEGATIVE.isdisjoint(w),
                 None if targets is None else frozenset(targets) | {stem(t) for t in targets}, frozenset(role_pairs(w)))
 
 
@@ -149,18 +153,23 @@ def names_differ(ka: Keys, kb: Keys) -> bool:
 
 
 def negation_differs(ka: Keys, kb: Keys) -> bool:
-    """One side is negated, and what it negates is asked on the other side too: "my card works" / "my card doesn't
-    work" differ; "I don't need the reservation anymore" / "cancel my reservation" and "don't forget to set an
-    alarm" / "set an alarm" do not, nor does a failure word saying what the negation says ("my card is broken" /
-    "my card doesn't work"; but "my top up failed" / "my top up didn't fail" do). A negation of a whole event
-    ("nobody told me", "it never arrived") always differs."""
+    """One side is negated and the other is not, and nothing on the plain side says the same otherwise. A negation of
+    a whole event differs ("nobody told me", "it never arrived"). A negative word on the plain side says what the
+    negation says ("my card is broken" / "my card doesn't work"), unless the negation undoes it ("my top up
+    failed" / "my top up didn't fail"). Then it differs when what is negated is on the other side too ("my card
+    works" / "my card doesn't work"), not when it is a wish ("I don't need the reservation anymore" / "cancel my
+    reservation"), and otherwise it does: "my refund hasn't arrived" is a problem, "how do I get a refund" is not."""
     if ka.negated == kb.negated:
         return False
     plain, negative = (kb, ka) if ka.negated else (ka, kb)
-    if plain.failure and not negative.failure:
+    negates = negative.negates
+    if negates is None:
+        return True
+    if plain.negative and not negative.negative:
         return False
-    return negative.negates is None or not negative.negates.isdisjoint(plain.seen) or \
-        any(base_form(w) in negative.negates for w in plain.words)          # "worked" / "didn't work"
+    if not negates.isdisjoint(plain.seen) or any(base_form(w) in negates for w in plain.words):
+        return True
+    return not negates <= WISHES
 
 
 def negated(tokens: list[str]) -> bool:
@@ -181,7 +190,12 @@ def negated_words(tokens: list[str]) -> list[str] | None:
             continue
         if t not in SCOPED_NEGATIONS:
             return None
-        out += next(([x] for x in tokens[i + 1:] if x not in NEGATION_SKIPS and x not in NEGATIONS), [])
+        j = next((k for k in range(i + 1, len(tokens)) if tokens[k] not in NEGATION_SKIPS | NEGATIONS), None)
+        if j is None:
+            continue
+        out.append(tokens[j])
+        if tokens[j] in WANTING and tokens[j + 1: j + 2] == ["to"] and j + 2 < len(tokens):
+            out.append(tokens[j + 2])             # "I don't want to cancel it" negates the cancelling too
     return out
 
 

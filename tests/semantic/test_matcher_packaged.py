@@ -101,3 +101,27 @@ def test_a_verb_outside_the_lexicon_is_judged_by_wordnet(question, answer):
             await lookups.store(tier, cached, label)
         return await lookups.served(tier, question)
     assert asyncio.run(run()) == answer
+
+
+RESERVATIONS_AND_TOP_UPS = {
+    "cancel my dinner reservation": "cancel_reservation", "please cancel the reservation i made for dinner":
+    "cancel_reservation", "my top up failed": "top_up_failed", "why did my top-up fail": "top_up_failed",
+    "how do i top up my account": "top_up_howto", "i lost my credit card, what should i do": "lost_card"}
+
+
+@pytest.mark.parametrize(("question", "answer"), [
+    ("i don't need my dinner reservation anymore", "cancel_reservation"),    # a negated wish
+    ("my top up didn't go through", "top_up_failed"),                        # a failure word says the same
+    ("i can't find my credit card, what should i do", "lost_card"),
+    ("i don't want to cancel my dinner reservation", None),                  # the negation reaches "cancel"
+    ("my top up didn't fail", None),                                         # it undoes the failure
+])
+def test_a_negation_is_judged_by_what_it_negates(question, answer):
+    """A veto on any negation refused all five; the first three are paraphrases of a cached question."""
+    tier = evaluate.make_tier(argparse.Namespace(policy="packaged", threshold=0.9), Embedder())
+
+    async def run():
+        for cached, label in RESERVATIONS_AND_TOP_UPS.items():
+            await lookups.store(tier, cached, label)
+        return await lookups.served(tier, question)
+    assert asyncio.run(run()) == answer
