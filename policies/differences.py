@@ -28,8 +28,8 @@ WANTING = frozenset({"need", "want", "like", "wish", "care"})     # "don't forge
 # "not" and "no" negate the next word that carries meaning ("I do not really need ..." -> "need"); "never",
 # "nobody", "nothing" speak of an event as a whole ("nobody told me", "it never showed up").
 SCOPED_NEGATIONS = frozenset({"not", "no"})
-NEGATION_SKIPS = STOP | {"really", "actually", "even", "just", "yet", "still", "very", "too", "quite", "longer",
-                         "ever", "always"}
+NEGATION_SKIPS = STOP | NEGATIONS | {"really", "actually", "even", "just", "yet", "still", "very", "too", "quite",
+                                     "longer", "ever", "always"}
 ASKING = frozenset({"how", "what", "where", "when", "why", "which", "who", "if", "whether"})
 DIRECTIONAL = frozenset({"to", "into", "than", "from", "over", "onto", "towards", "toward"})
 _PAIRS = ("enable disable, upgrade downgrade, increase decrease, buy sell, import export, before after, "
@@ -176,21 +176,24 @@ def negated(tokens: list[str]) -> bool:
     """An odd number of negations that negate what is asked: a leading reply, a hedge ("I don't know how to
     reset it", "not sure what to do") and a condition ("add milk if it is not already there", "whether or
     not") do not."""
+    return len(counted_negations(tokens)) % 2 == 1
+
+
+def counted_negations(tokens: list[str]) -> list[int]:
+    """Where the negations that negate what is asked stand: not a leading reply, a hedge or a condition."""
     start = 1 if tokens and tokens[0] in REPLIES else 0
-    return sum(t in NEGATIONS and not hedge(tokens, i) and not conditional(tokens, i)
-               for i, t in enumerate(tokens) if i >= start) % 2 == 1
+    return [i for i, t in enumerate(tokens) if i >= start and t in NEGATIONS
+            and not hedge(tokens, i) and not conditional(tokens, i)]
 
 
 def negated_words(tokens: list[str]) -> list[str] | None:
     """The word each counted negation negates: the next one that is not a function word or an adverb of degree
     ("I do not really need it" -> "need"). None when a negation is one of a whole event ("never", "nobody")."""
     out = []
-    for i, t in enumerate(tokens):
-        if t not in NEGATIONS or (i == 0 and t in REPLIES) or hedge(tokens, i) or conditional(tokens, i):
-            continue
-        if t not in SCOPED_NEGATIONS:
+    for i in counted_negations(tokens):
+        if tokens[i] not in SCOPED_NEGATIONS:
             return None
-        j = next((k for k in range(i + 1, len(tokens)) if tokens[k] not in NEGATION_SKIPS | NEGATIONS), None)
+        j = next((k for k in range(i + 1, len(tokens)) if tokens[k] not in NEGATION_SKIPS), None)
         if j is None:
             continue
         out.append(tokens[j])

@@ -94,13 +94,18 @@ MEMBERSHIP = {"what are the steps to cancel my membership": "cancel", "how do i 
     ("how would i step down my membership", None),            # a verb WordNet relates to no form of "cancel"
 ])
 def test_a_verb_outside_the_lexicon_is_judged_by_wordnet(question, answer):
+    assert served_from(MEMBERSHIP, question) == answer
+
+
+def served_from(cached: dict[str, str], question: str) -> str | None:
+    """The answer a fresh packaged tier holding `cached` (question -> answer) serves to `question`."""
     tier = evaluate.make_tier(argparse.Namespace(policy="packaged", threshold=0.9), Embedder())
 
     async def run():
-        for cached, label in MEMBERSHIP.items():
-            await lookups.store(tier, cached, label)
+        for text, label in cached.items():
+            await lookups.store(tier, text, label)
         return await lookups.served(tier, question)
-    assert asyncio.run(run()) == answer
+    return asyncio.run(run())
 
 
 RESERVATIONS_AND_TOP_UPS = {
@@ -118,10 +123,4 @@ RESERVATIONS_AND_TOP_UPS = {
 ])
 def test_a_negation_is_judged_by_what_it_negates(question, answer):
     """A veto on any negation refused all five; the first three are paraphrases of a cached question."""
-    tier = evaluate.make_tier(argparse.Namespace(policy="packaged", threshold=0.9), Embedder())
-
-    async def run():
-        for cached, label in RESERVATIONS_AND_TOP_UPS.items():
-            await lookups.store(tier, cached, label)
-        return await lookups.served(tier, question)
-    assert asyncio.run(run()) == answer
+    assert served_from(RESERVATIONS_AND_TOP_UPS, question) == answer
