@@ -5,7 +5,8 @@ pause my subscription" / "how do I cancel my subscription"): `policies.differenc
 matcher's training (`cachegate.matcher_train.actions`) makes minimal pairs from it. A lexicon of plain English
 action verbs, leaving out the forms that are nouns as often as verbs ("order", "return", "set").
 `asked_verb` finds the verb a question asks to do ("how do I *step down* my plan"), and `unrelated_asked_verbs`
-tells an action of the lexicon from a verb WordNet does not relate to it ("cancel" / "step down"). Pure Python.
+tells two asked verbs apart that WordNet does not relate, an action of the lexicon from another verb ("cancel" /
+"step down") or two verbs the lexicon lacks ("lodge" / "follow a complaint"). Pure Python.
 """
 from __future__ import annotations
 
@@ -105,11 +106,16 @@ def actions_of(text: str, verbs_only: bool = False) -> frozenset[str]:
 REQUEST = re.compile(r"\b(?:how (?:do|can|could|would|should|will|may) (?:i|we|you)|how to|help me"
                      r"|(?:want|need|like|have|trying|able|way|steps|possible|going|go) to"
                      r"|(?:can|could|would|will|may) (?:i|you))\s+", re.IGNORECASE)
-# verbs too general to say an action: "get my receipt", "find my order", "make use of the line" ("see" is not:
-# WordNet links it to "view" and "check", and to nothing of "pay")
+# verbs too general to say an action: "get my receipt", "find my order", "make use of the line", or that ask
+# rather than act ("would you mind repeating", "explain why my card was declined"; "see" is not: WordNet links
+# it to "view" and "check", and to nothing of "pay")
 LIGHT = frozenset({"be", "is", "are", "am", "get", "make", "do", "have", "go", "know", "find", "use",
                    "take", "put", "give", "tell", "let", "keep", "ask", "try", "help", "say", "need", "want",
-                   "like", "come", "work", "look", "please", "start", "stop", "fix", "sort", "deal"})
+                   "like", "come", "work", "look", "please", "start", "stop", "fix", "sort", "deal", "mind",
+                   "assist", "figure", "explain"})
+# words between a request opening and its verb ("can I still eat it", "how do I just cancel")
+BEFORE_VERB = frozenset({"still", "just", "really", "also", "even", "ever", "actually", "please", "quickly",
+                         "now", "then", "first"})
 # verbs that also say an action but are left out of the lexicon (nouns as often as verbs: "my order", "a
 # return"; or asked of other things too: "file", "save"): they never make two actions differ, they only keep the
 # WordNet check from calling the pair unrelated ("buy" / "order", "check" / "review")
@@ -118,6 +124,7 @@ ALSO: dict[str, tuple[str, ...]] = {
     "submit": ("file", "lodge"), "join": ("register", "enroll", "enrol"), "download": ("save", "export"),
     "transfer": ("wire",), "reset": ("restore", "recover"), "track": ("locate", "monitor"), "share": ("forward",),
 }
+ALSO_OF = {verb: action for action, verbs in ALSO.items() for verb in verbs if verb not in ACTION_OF}
 LONGEST_FORM = 4      # words in the longest action form ("get rid of", "put on hold")
 
 
@@ -129,7 +136,10 @@ def asked_verb(text: str) -> str | None:
     ends = [m.end() for m in REQUEST.finditer(t)]
     if not ends:
         return None
-    following = words(t[ends[-1]:])[:LONGEST_FORM]
+    following = words(t[ends[-1]:])
+    while following and following[0] in BEFORE_VERB:
+        following = following[1:]
+    following = following[:LONGEST_FORM]
     for n in range(len(following), 1, -1):
         phrase = " ".join(following[:n])
         if phrase in ACTION_OF or known(phrase):
@@ -138,18 +148,27 @@ def asked_verb(text: str) -> str | None:
 
 
 def unrelated_asked_verbs(a: str, b: str) -> bool:
-    """One question asks for an action of the lexicon and the other asks with a verb the lexicon does not hold,
-    which WordNet relates to none of that action's forms (nor to its `ALSO` verbs, nor shares their head verb:
-    "print" / "print out"): "cancel my membership" / "step down my membership". General verbs (`LIGHT`) and verbs
-    WordNet does not know never veto."""
+    """The two questions ask with verbs WordNet does not relate: no form of one (all of an action's forms and its
+    `ALSO` verbs where the verb says an action) shares a sense with, links directly to, or has the head verb of a
+    form of the other. "cancel my membership" / "step down my membership"; two verbs the lexicon lacks, "lodge a
+    complaint" / "follow a complaint". Two actions of the lexicon are `actions_of`'s to compare; general verbs
+    (`LIGHT`) and verbs WordNet does not know never veto."""
     va, vb = asked_verb(a), asked_verb(b)
-    if va is None or vb is None or (va in ACTION_OF) == (vb in ACTION_OF):
+    if va is None or vb is None or (va in ACTION_OF and vb in ACTION_OF):
         return False
-    action, other = (ACTION_OF[va], vb) if va in ACTION_OF else (ACTION_OF[vb], va)
-    first = other.split()[0]
-    if first in LIGHT or not known(other):
+    if any(v.split()[0] in LIGHT or not (v in ACTION_OF or known(v)) for v in (va, vb)):
         return False
-    forms = ACTIONS[action] + ALSO.get(action, ())
-    head = base_form(first)
-    return not any(related(form, other) or (head is not None and base_form(form.split()[0]) == head)
-                   for form in forms)
+    fa, fb = forms_of(va), forms_of(vb)
+    return not any(related(x, y) or same_head(x, y) for x in fa for y in fb)
+
+
+def forms_of(verb: str) -> tuple[str, ...]:
+    """The verb and, where it says an action of the lexicon (or is one of its `ALSO` verbs), all of that action's."""
+    action = ACTION_OF.get(verb) or ALSO_OF.get(verb)
+    return ACTIONS[action] + ALSO.get(action, ()) if action else (verb,)
+
+
+def same_head(x: str, y: str) -> bool:
+    """The same head verb, phrasal or not: "print" / "print out"."""
+    head = base_form(x.split()[0])
+    return head is not None and head == base_form(y.split()[0])

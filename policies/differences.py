@@ -130,8 +130,8 @@ def by_chance(answer: str, free_text_words: int = 8) -> bool:
 def actions_differ(a: str, b: str) -> bool:
     """Both ask for an action and no action is on both sides ("pause" / "cancel", not "call off" / "cancel"),
     counting every form or only those used as verbs: "look at my purchase" / "trace my purchase" share a noun,
-    not an action; or one asks for an action with a verb WordNet does not relate to the other's ("cancel" /
-    "step down")."""
+    not an action; or the two ask with verbs WordNet does not relate ("cancel" / "step down", "lodge" / "follow a
+    complaint")."""
     def disjoint(x: frozenset[str], y: frozenset[str]) -> bool:
         return bool(x) and bool(y) and not x & y
     return disjoint(actions_of(a), actions_of(b)) or disjoint(actions_of(a, True), actions_of(b, True)) \

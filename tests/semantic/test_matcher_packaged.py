@@ -97,6 +97,22 @@ def test_a_verb_outside_the_lexicon_is_judged_by_wordnet(question, answer):
     assert served_from(MEMBERSHIP, question) == answer
 
 
+RETURNS_AND_CARRIERS = {"how can i exchange an item that arrived damaged": "exchange",
+                        "how do i contact the carrier": "contact_carrier", "where is my parcel": "parcel",
+                        "any idea how to follow a complaint": "track_complaint"}
+
+
+@pytest.mark.parametrize(("question", "answer"), [
+    ("how do i reach the carrier", "contact_carrier"),        # one WordNet sense: "reach", "contact"
+    ("any idea how to track a complaint", "track_complaint"),  # "track" and "follow" are linked
+    ("how do i return an item that arrived damaged", None),    # neither verb is in the lexicon, nor related
+    ("how do i mail back a broken item", None),
+])
+def test_two_verbs_outside_the_lexicon_are_judged_by_wordnet(question, answer):
+    """Before two verbs the lexicon lacks were compared, both returns were served the exchange answer."""
+    assert served_from(RETURNS_AND_CARRIERS, question) == answer
+
+
 def served_from(cached: dict[str, str], question: str) -> str | None:
     """The answer a fresh packaged tier holding `cached` (question -> answer) serves to `question`."""
     tier = evaluate.make_tier(argparse.Namespace(policy="packaged", threshold=0.9), Embedder())
