@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from policies.tokens import words
+from policies.tokens import FILLER_ADVERBS, words
 from policies.wordnet_verbs import base_form, known, related
 
 ACTIONS: dict[str, tuple[str, ...]] = {       # an action and the verb forms that say it
@@ -114,8 +114,7 @@ LIGHT = frozenset({"be", "is", "are", "am", "get", "make", "do", "have", "go", "
                    "like", "come", "work", "look", "please", "start", "stop", "fix", "sort", "deal", "mind",
                    "assist", "figure", "explain"})
 # words between a request opening and its verb ("can I still eat it", "how do I just cancel")
-BEFORE_VERB = frozenset({"still", "just", "really", "also", "even", "ever", "actually", "please", "quickly",
-                         "now", "then", "first"})
+BEFORE_VERB = FILLER_ADVERBS | {"also", "please", "quickly", "now", "then", "first"}
 # verbs that also say an action but are left out of the lexicon (nouns as often as verbs: "my order", "a
 # return"; or asked of other things too: "file", "save"): they never make two actions differ, they only keep the
 # WordNet check from calling the pair unrelated ("buy" / "order", "check" / "review")
@@ -124,7 +123,7 @@ ALSO: dict[str, tuple[str, ...]] = {
     "submit": ("file", "lodge"), "join": ("register", "enroll", "enrol"), "download": ("save", "export"),
     "transfer": ("wire",), "reset": ("restore", "recover"), "track": ("locate", "monitor"), "share": ("forward",),
 }
-ALSO_OF = {verb: action for action, verbs in ALSO.items() for verb in verbs if verb not in ACTION_OF}
+ALSO_OF = {verb: action for action, verbs in ALSO.items() for verb in verbs}
 LONGEST_FORM = 4      # words in the longest action form ("get rid of", "put on hold")
 
 

@@ -9,7 +9,18 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from policies.actions import actions_of, unrelated_asked_verbs
-from policies.tokens import STOP, content_sequence, names, numbers, past, person, question_word, stem, words
+from policies.tokens import (
+    FILLER_ADVERBS,
+    STOP,
+    content_sequence,
+    names,
+    numbers,
+    past,
+    person,
+    question_word,
+    stem,
+    words,
+)
 from policies.wordnet_verbs import base_form
 
 NEGATIONS = frozenset({"not", "no", "never", "none", "nothing", "nobody", "neither", "nor"})
@@ -28,8 +39,7 @@ WANTING = frozenset({"need", "want", "like", "wish", "care"})     # "don't forge
 # "not" and "no" negate the next word that carries meaning ("I do not really need ..." -> "need"); "never",
 # "nobody", "nothing" speak of an event as a whole ("nobody told me", "it never showed up").
 SCOPED_NEGATIONS = frozenset({"not", "no"})
-NEGATION_SKIPS = STOP | NEGATIONS | {"really", "actually", "even", "just", "yet", "still", "very", "too", "quite",
-                                     "longer", "ever", "always"}
+NEGATION_SKIPS = STOP | NEGATIONS | FILLER_ADVERBS | {"yet", "very", "too", "quite", "longer", "always"}
 ASKING = frozenset({"how", "what", "where", "when", "why", "which", "who", "if", "whether"})
 DIRECTIONAL = frozenset({"to", "into", "than", "from", "over", "onto", "towards", "toward"})
 _PAIRS = ("enable disable, upgrade downgrade, increase decrease, buy sell, import export, before after, "

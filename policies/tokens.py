@@ -27,6 +27,9 @@ _PERSON = {**dict.fromkeys(("i", "me", "my", "mine", "myself"), "1"), **dict.fro
 _PAST = frozenset({"did", "was", "were", "had"})
 FRAMING = frozenset(["step", "steps", "way", "ways", "possible", "want", "need"])
 STOP = frozenset(["a", "an", "the", "of", "to", "in", "on", "for", "and", "or", "is", "are", "was", "were", "be", "been", "do", "does", "did", "i", "you", "we", "it", "my", "your", "me", "what", "how", "why", "when", "where", "who", "which", "that", "this", "these", "those", "with", "at", "by", "from", "as", "can", "could", "should", "would", "will", "some", "any", "there", "their", "its", "about", "into", "if", "so", "am", "have", "has", "had", "not"])
+# adverbs that only colour what comes next: a negation or a request reaches past them to the word that carries
+# meaning ("I do not really need it" -> "need", "can I still eat it" -> "eat")
+FILLER_ADVERBS = frozenset({"really", "actually", "even", "just", "still", "ever"})
 
 
 def words(text: str) -> list[str]:
